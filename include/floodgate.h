@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Every structure that crosses the kernel/user boundary, shared byte for
+ * byte by the BPF programs (bpf/) and the control plane (user/, tests/).
+ *
+ * Byte order: fields named *_be and the address bytes are in network byte
+ * order, exactly as they appear in the packet; everything else is host order.
+ * All structs have explicit padding so BTF, bpftool and both compilers agree.
+ */
+#ifndef FLOODGATE_H
+#define FLOODGATE_H
+
+#include <linux/types.h>
+
+#define FG_MAX_POLICIES 64 /* one bit each in a __u64 match mask */
+#define FG_POLICY_NAME_LEN 32
+#define FG_POLICY_SLOTS 2 /* double-buffered policy sets for live reload */
+#define FG_PORT_SLOTS 65536
+#define FG_MAX_SRC_PREFIXES 4096 /* entries of the src_match LPM trie */
+#define FG_DEFAULT_MAX_SOURCES 262144
+
+/* Fractional bits of fg_policy.interval_fp (ns per unit of cost). */
+#define FG_GCRA_FRAC_BITS 16
+
+/* Costs above this are clamped; keeps cost * interval_fp below 2^64. */
+#define FG_MAX_COST 65535
+
+enum fg_verdict {
+	FG_VERDICT_PASS = 0,
+	FG_VERDICT_DROP = 1,
+};
+
+enum fg_action {
+	FG_ACTION_DROP = 0,
+	FG_ACTION_MONITOR = 1, /* dry-run: count would-drops, pass */
+};
+
+enum fg_algorithm {
+	FG_ALG_TOKEN_BUCKET = 0, /* GCRA */
+};
+
+enum fg_key_kind {
+	FG_KEY_SOURCE = 0, /* source address masked to prefix_v4/prefix_v6 */
+	FG_KEY_GLOBAL = 1, /* one shared bucket for every source */
+};
+
+enum fg_policy_flags {
+	FG_POLICY_BYTES = 1 << 0, /* cost is the packet length, not 1 */
+};
+
+enum fg_hook {
+	FG_HOOK_XDP = 0,
+	FG_HOOK_TC = 1,
+};
+
+enum fg_xdp_mode {
+	FG_XDP_NATIVE = 0,
+	FG_XDP_GENERIC = 1,
+};
+
+/* Address family tags used in keys; 0 in a global key. */
+#define FG_FAMILY_IPV4 4
+#define FG_FAMILY_IPV6 6
+
+/* Key of the `sources` LRU hash: one rate-limit state per policy and
+ * masked source. */
+struct fg_source_key {
+	__u32 policy_id; /* fg_policy.id: stable across reloads */
+	__u8 family;     /* FG_FAMILY_IPV4/IPV6, 0 for a global key */
+	__u8 prefix_len; /* the mask applied to addr */
+	__u16 pad;
+	__u8 addr[16]; /* masked source; IPv4 uses the first 4 bytes */
+};
+
+/* Value of `sources`. tat_ns is only ever changed by compare-and-swap. */
+struct fg_source_state {
+	__u64 tat_ns;       /* GCRA theoretical arrival time */
+	__u64 last_seen_ns; /* refreshed at most once per FG_LAST_SEEN_GRAIN_NS */
+	__u64 dropped;      /* packets refused (would-drop under monitor) */
+};
+
+#define FG_LAST_SEEN_GRAIN_NS 1000000ULL
+
+/* One compiled policy. The match itself is folded into the bitmasks of
+ * struct fg_policy_set, dport_match and src_match, so nothing here is
+ * parsed or looped over per packet. */
+struct fg_policy {
+	__u32 id; /* FNV-1a of the name */
+	__u8 algorithm;
+	__u8 action;
+	__u8 key_kind;
+	__u8 flags;
+	__u8 prefix_v4;
+	__u8 prefix_v6;
+	__u16 pad;
+	__u32 mask_v4_be;    /* prefix_v4 as a netmask */
+	__u64 mask_v6_be[2]; /* prefix_v6 as a netmask */
+	__u64 interval_fp;   /* T = period/count in ns << FG_GCRA_FRAC_BITS */
+	__u64 tolerance_ns;  /* tau = burst * T */
+	/* As configured; for status and bpftool only. */
+	__u64 rate_count;
+	__u64 rate_period_ns;
+	__u64 burst;
+	char name[FG_POLICY_NAME_LEN];
+};
+
+/* Value of the `policy_sets` array (FG_POLICY_SLOTS entries). The datapath
+ * reads the slot named by fg_runtime.active_slot; reload writes the other
+ * slot and then flips active_slot. */
+struct fg_policy_set {
+	__u32 count;
+	__u8 malformed_verdict; /* enum fg_verdict */
+	__u8 table_full_verdict; /* verdict when `sources` refuses an insert */
+	__u16 pad;
+	__u64 src_restricted;  /* policies that need the src_match lookup */
+	__u64 portless_match;  /* policies matching packets without ports */
+	__u64 proto_match[256]; /* by IP protocol number */
+	struct fg_policy policies[FG_MAX_POLICIES];
+};
+
+/* Key of the `src_match` LPM trie. prefixlen counts the slot, family and
+ * pad bits (32) plus the address prefix. The value is a __u64 mask of the
+ * policies whose source restriction contains the prefix. */
+struct fg_src_lpm_key {
+	__u32 prefixlen;
+	__u8 slot;
+	__u8 family;
+	__u16 pad;
+	__u8 addr[16];
+};
+#define FG_SRC_LPM_HEADER_BITS 32
+
+/* `dport_match` is an array of __u64 masks indexed by
+ * slot * FG_PORT_SLOTS + destination port (host order). */
+
+/* Value of the one-entry `runtime` array. */
+struct fg_runtime {
+	__u32 active_slot;
+	__u32 hook;          /* enum fg_hook */
+	__u32 xdp_mode;      /* enum fg_xdp_mode */
+	__u32 ifindex;
+	__u32 prog_id;       /* the attached program, for status and unload */
+	__u32 tc_handle;
+	__u32 tc_priority;
+	__u32 tc_owns_qdisc; /* floodgate created clsact and removes it */
+	__u64 loaded_at;     /* wall-clock seconds (time(2)) of the load */
+	__u64 generation;    /* bumped by every policy push */
+	__u64 max_sources;
+};
+
+/* Per-CPU counters of one policy (`policy_stats`, indexed by
+ * slot * FG_MAX_POLICIES + policy index). */
+struct fg_policy_stats {
+	__u64 matched_packets;
+	__u64 matched_bytes;
+	__u64 passed_packets;
+	__u64 passed_bytes;
+	__u64 dropped_packets;
+	__u64 dropped_bytes;
+	__u64 would_drop_packets; /* monitor: refused but passed */
+	__u64 would_drop_bytes;
+};
+
+/* Per-CPU global counters (`global_stats`, one entry). */
+struct fg_global_stats {
+	__u64 packets;       /* every packet the program saw */
+	__u64 parsed;        /* IPv4/IPv6 packets parsed */
+	__u64 non_ip;        /* passed untouched */
+	__u64 malformed;     /* truncated or invalid; malformed_verdict */
+	__u64 unmatched;     /* IP packets no policy matched; passed */
+	__u64 insert_failed; /* `sources` refused a new entry */
+	__u64 cas_exhausted; /* contention beat the bounded CAS loop; refused */
+};
+
+#endif /* FLOODGATE_H */

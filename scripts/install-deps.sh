@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package that floodgate's build, tests, demo and
+# benchmark need. Idempotent: packages already present are left alone, and
+# apt is not touched at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+	build-essential clang llvm pkg-config make
+	libbpf-dev bpftool libxdp-dev xdp-tools
+	libelf-dev zlib1g-dev libcmocka-dev
+	iproute2 ethtool util-linux
+	nftables iptables gnuplot-nox
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps.sh: must run as root to install packages" >&2
+	exit 1
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing+=("$pkg")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Builders for the crafted frames of the BPF_PROG_TEST_RUN tests. */
+#ifndef FG_TEST_PACKETS_H
+#define FG_TEST_PACKETS_H
+
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+
+struct pkt_spec {
+	int family;   /* 4 or 6 */
+	const char *src;
+	int proto;    /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, ... */
+	uint16_t dport;
+	int vlans;    /* 0, 1 or 2 tags */
+	size_t pad;   /* payload bytes after the L4 header */
+	uint16_t frag_off; /* IPv4 fragment offset field, host order */
+	int ihl;      /* IPv4 header words; 0 means 5 */
+};
+
+/* Writes the frame into buf (at least 1600 bytes) and returns its length. */
+static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
+{
+	struct ethhdr *eth = (struct ethhdr *)buf;
+	uint8_t *p = buf + sizeof(*eth);
+	uint16_t ethertype = htons(s->family == 6 ? ETH_P_IPV6 : ETH_P_IP);
+	size_t l4_len, ip_len;
+	int i;
+
+	memset(buf, 0, 1600);
+	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", 6);
+	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", 6);
+	eth->h_proto = s->vlans == 2 ? htons(ETH_P_8021AD) : s->vlans ? htons(ETH_P_8021Q) : ethertype;
+	for (i = 0; i < s->vlans; i++) {
+		uint16_t tci = htons(100 + i);
+		uint16_t next = i + 1 < s->vlans ? htons(ETH_P_8021Q) : ethertype;
+
+		memcpy(p, &tci, 2);
+		memcpy(p + 2, &next, 2);
+		p += 4;
+	}
+	l4_len = (s->proto == IPPROTO_TCP ? sizeof(struct tcphdr) : 8) + s->pad;
+	if (s->family == 6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)p;
+
+		ip6->version = 6;
+		ip6->payload_len = htons(l4_len);
+		ip6->nexthdr = s->proto;
+		ip6->hop_limit = 64;
+		inet_pton(AF_INET6, s->src, &ip6->saddr);
+		inet_pton(AF_INET6, "2001:db8::1", &ip6->daddr);
+		p += sizeof(*ip6);
+	} else {
+		struct iphdr *ip = (struct iphdr *)p;
+		int ihl = s->ihl ? s->ihl : 5;
+
+		ip->version = 4;
+		ip->ihl = ihl;
+		ip_len = ihl * 4 + l4_len;
+		ip->tot_len = htons(ip_len);
+		ip->ttl = 64;
+		ip->protocol = s->proto;
+		ip->frag_off = htons(s->frag_off);
+		inet_pton(AF_INET, s->src, &ip->saddr);
+		inet_pton(AF_INET, "192.0.2.1", &ip->daddr);
+		p += ihl * 4;
+	}
+	if (s->proto == IPPROTO_TCP) {
+		struct tcphdr *th = (struct tcphdr *)p;
+
+		th->source = htons(40000);
+		th->dest = htons(s->dport);
+		th->doff = 5;
+		th->syn = 1;
+	} else if (s->proto == IPPROTO_UDP) {
+		struct udphdr *uh = (struct udphdr *)p;
+
+		uh->source = htons(40000);
+		uh->dest = htons(s->dport);
+		uh->len = htons(l4_len);
+	}
+	p += l4_len;
+	return p - buf;
+}
+
+#endif /* FG_TEST_PACKETS_H */

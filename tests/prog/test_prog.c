@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * BPF_PROG_TEST_RUN tests of the real XDP and tc programs: crafted packets,
+ * an injected clock, exact admitted counts and counters, and a two-CPU
+ * concurrency test of the compare-and-swap update.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/pkt_cls.h>
+
+#include "config.h"
+#include "floodgate.skel.h"
+#include "packets.h"
+#include "pinned.h"
+#include "policy.h"
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+#define T0 (1000 * SEC) /* an arbitrary, non-zero start for the test clock */
+
+static const char test_config[] = "malformed = drop\n"
+				  "[policy ssh]\n"
+				  "match = tcp dport 22\n"
+				  "rate = 10/s\n"
+				  "burst = 5\n"
+				  "[policy dns]\n"
+				  "match = udp dport 53\n"
+				  "rate = 1/s\n"
+				  "burst = 2\n"
+				  "action = monitor\n"
+				  "[policy partners]\n"
+				  "match = udp dport 1000-2000\n"
+				  "src = 192.0.2.0/24, 2001:db8:1::/48\n"
+				  "rate = 100/s\n"
+				  "burst = 3\n"
+				  "[policy ping]\n"
+				  "match = icmp\n"
+				  "per = global\n"
+				  "rate = 1/s\n"
+				  "burst = 4\n"
+				  "[policy default]\n"
+				  "match = any\n"
+				  "per = src/24 src/64\n"
+				  "rate = 100/s\n"
+				  "burst = 10\n";
+
+enum { P_SSH, P_DNS, P_PARTNERS, P_PING, P_DEFAULT };
+
+struct fixture {
+	struct floodgate_bpf *skel;
+};
+
+/* Tests use private maps: nothing is pinned, nothing outlives the test. */
+static void unpin_all(struct floodgate_bpf *skel)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, skel->obj)
+	{
+		bpf_map__set_pin_path(map, NULL);
+	}
+}
+
+static struct floodgate_bpf *load_skel(bool test_clock, bool naive)
+{
+	struct floodgate_bpf *skel = floodgate_bpf__open();
+
+	if (!skel)
+		return NULL;
+	unpin_all(skel);
+	skel->rodata->fg_test_clock = test_clock;
+	skel->rodata->fg_test_naive_update = naive;
+	if (floodgate_bpf__load(skel)) {
+		floodgate_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+static int push_config(struct floodgate_bpf *skel, const char *text)
+{
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_policy_maps maps;
+	int err = -ENOMEM;
+
+	if (cfg && compiled)
+		err = fg_config_parse_string("test", text, cfg, stderr);
+	if (!err)
+		err = fg_policy_compile(cfg, 0, compiled);
+	fg_policy_maps_from_skel(skel, &maps);
+	if (!err)
+		err = fg_policy_write_slot(&maps, 0, compiled);
+	if (!err)
+		err = fg_policy_activate(&maps, 0);
+	free(cfg);
+	free(compiled);
+	return err;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	f->skel = load_skel(true, false);
+	if (!f->skel || push_config(f->skel, test_config)) {
+		fprintf(stderr, "cannot load floodgate: %s\n", strerror(errno));
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	floodgate_bpf__destroy(f->skel);
+	free(f);
+	return 0;
+}
+
+static int run_prog(int prog_fd, const struct pkt_spec *spec, size_t truncate_to)
+{
+	uint8_t buf[1600];
+	size_t len = build_packet(buf, spec);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf,
+		    .data_size_in = truncate_to ? truncate_to : len, .repeat = 1);
+	int err = bpf_prog_test_run_opts(prog_fd, &opts);
+
+	assert_int_equal(err, 0);
+	return opts.retval;
+}
+
+/* Runs one packet through XDP at `now` and returns the XDP verdict. */
+static int xdp_at(struct floodgate_bpf *skel, __u64 now, const struct pkt_spec *spec)
+{
+	int verdict;
+
+	skel->bss->fg_test_now_ns = now;
+	verdict = run_prog(bpf_program__fd(skel->progs.fg_xdp), spec, 0);
+	assert_true(verdict == XDP_PASS || verdict == XDP_DROP); /* never XDP_ABORTED */
+	return verdict;
+}
+
+/* Sends n packets at `now`; returns how many XDP passed. */
+static int xdp_passed(struct floodgate_bpf *skel, __u64 now, const struct pkt_spec *spec, int n)
+{
+	int i, passed = 0;
+
+	for (i = 0; i < n; i++)
+		passed += xdp_at(skel, now, spec) == XDP_PASS;
+	return passed;
+}
+
+static void sum_percpu(int fd, __u32 index, void *sum, size_t size)
+{
+	int ncpus = libbpf_num_possible_cpus(), cpu;
+	size_t words = size / 8, i;
+	__u64 *values = calloc(ncpus, size), *out = sum;
+
+	assert_non_null(values);
+	assert_int_equal(bpf_map_lookup_elem(fd, &index, values), 0);
+	memset(sum, 0, size);
+	for (cpu = 0; cpu < ncpus; cpu++)
+		for (i = 0; i < words; i++)
+			out[i] += values[cpu * words + i];
+	free(values);
+}
+
+static struct fg_policy_stats policy_stats(struct floodgate_bpf *skel, __u32 index)
+{
+	struct fg_policy_stats s;
+
+	sum_percpu(bpf_map__fd(skel->maps.policy_stats), index, &s, sizeof(s));
+	return s;
+}
+
+static struct fg_global_stats global_stats(struct floodgate_bpf *skel)
+{
+	struct fg_global_stats s;
+
+	sum_percpu(bpf_map__fd(skel->maps.global_stats), 0, &s, sizeof(s));
+	return s;
+}
+
+static void test_ipv4_burst_then_rate(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec a = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22 };
+	struct pkt_spec b = a;
+	struct fg_policy_stats s;
+
+	b.src = "10.0.0.2";
+	/* burst 5, then nothing at the same instant */
+	assert_int_equal(xdp_passed(skel, T0, &a, 8), 5);
+	/* 10/s: one token per 100ms, exactly at the boundary */
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS - 1, &a, 1), 0);
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &a, 3), 1);
+	/* idle time refills to the burst, never beyond */
+	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &a, 20), 5);
+	/* another /32 has its own bucket */
+	assert_int_equal(xdp_passed(skel, T0, &b, 8), 5);
+
+	s = policy_stats(skel, P_SSH);
+	assert_int_equal(s.matched_packets, 8 + 1 + 3 + 20 + 8);
+	assert_int_equal(s.passed_packets, 5 + 0 + 1 + 5 + 5);
+	assert_int_equal(s.dropped_packets, 3 + 1 + 2 + 15 + 3);
+	assert_int_equal(s.would_drop_packets, 0);
+	assert_int_equal(global_stats(skel).parsed, 40);
+}
+
+static void test_ipv6_and_prefix_keys(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec a = { .family = 6, .src = "2001:db8:5:6::1", .proto = IPPROTO_UDP,
+			      .dport = 9 };
+	struct pkt_spec same64 = a, other64 = a;
+	struct pkt_spec v4a = { .family = 4, .src = "10.1.2.3", .proto = IPPROTO_UDP, .dport = 9 };
+	struct pkt_spec v4b = v4a;
+
+	same64.src = "2001:db8:5:6:ffff::9";
+	other64.src = "2001:db8:5:7::1";
+	v4b.src = "10.1.2.200";
+	/* default policy keys IPv6 by /64: the two /64 siblings share burst 10 */
+	assert_int_equal(xdp_passed(skel, T0, &a, 6), 6);
+	assert_int_equal(xdp_passed(skel, T0, &same64, 6), 4);
+	assert_int_equal(xdp_passed(skel, T0, &other64, 12), 10);
+	/* and IPv4 by /24 */
+	assert_int_equal(xdp_passed(skel, T0, &v4a, 7), 7);
+	assert_int_equal(xdp_passed(skel, T0, &v4b, 7), 3);
+	assert_int_equal(policy_stats(skel, P_DEFAULT).passed_packets, 30);
+}
+
+static void test_vlan_tags(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec plain = { .family = 4, .src = "10.9.9.9", .proto = IPPROTO_TCP,
+				  .dport = 22 };
+	struct pkt_spec one = plain, two = plain, two6 = plain;
+
+	one.vlans = 1;
+	two.vlans = 2;
+	two6.family = 6;
+	two6.src = "2001:db8::99";
+	two6.vlans = 2;
+	/* the same source behind 0, 1 or 2 tags is one key */
+	assert_int_equal(xdp_passed(skel, T0, &plain, 2), 2);
+	assert_int_equal(xdp_passed(skel, T0, &one, 2), 2);
+	assert_int_equal(xdp_passed(skel, T0, &two, 4), 1);
+	assert_int_equal(xdp_passed(skel, T0, &two6, 6), 5);
+	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 14);
+	assert_int_equal(global_stats(skel).malformed, 0);
+}
+
+static void test_truncated_and_malformed(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	int xdp = bpf_program__fd(skel->progs.fg_xdp);
+	struct pkt_spec tcp4 = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP,
+				 .dport = 22 };
+	struct pkt_spec tcp6 = { .family = 6, .src = "2001:db8::1", .proto = IPPROTO_TCP,
+				 .dport = 22 };
+	struct pkt_spec vlan2 = tcp4, bad_ihl = tcp4;
+	/* cut inside each header: IPv4, TCP; IPv6, TCP; VLAN tags. (The kernel
+	 * refuses test frames shorter than Ethernet.) */
+	const struct {
+		const struct pkt_spec *spec;
+		size_t len;
+	} cases[] = {
+		{ &tcp4, 14 + 19 }, { &tcp4, 14 + 20 + 19 },
+		{ &tcp6, 14 + 39 }, { &tcp6, 14 + 40 + 7 }, { &vlan2, 14 + 2 },
+		{ &vlan2, 14 + 4 + 3 },
+	};
+	size_t i;
+
+	vlan2.vlans = 2;
+	bad_ihl.ihl = 4;
+	skel->bss->fg_test_now_ns = T0;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(run_prog(xdp, cases[i].spec, cases[i].len), XDP_DROP);
+	assert_int_equal(run_prog(xdp, &bad_ihl, 0), XDP_DROP);
+	assert_int_equal(global_stats(skel).malformed, 7);
+	assert_int_equal(global_stats(skel).parsed, 0);
+	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 0);
+
+	/* With malformed = pass the same packets pass, still counted. */
+	assert_int_equal(push_config(skel, "malformed = pass\n[policy a]\nmatch = any\n"
+					   "rate = 1/s\n"),
+			 0);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_int_equal(run_prog(xdp, cases[i].spec, cases[i].len), XDP_PASS);
+	assert_int_equal(global_stats(skel).malformed, 7 + 6);
+}
+
+static void test_non_ip_passes(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = arp, .data_size_in = sizeof(arp));
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fg_xdp), &opts),
+				 0);
+		assert_int_equal(opts.retval, XDP_PASS);
+	}
+	assert_int_equal(global_stats(skel).non_ip, 50);
+	assert_int_equal(global_stats(skel).packets, 50);
+}
+
+static void test_port_match_and_fallthrough(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec telnet = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP,
+				   .dport = 23 };
+	struct pkt_spec partner = { .family = 4, .src = "192.0.2.7", .proto = IPPROTO_UDP,
+				    .dport = 1500 };
+	struct pkt_spec stranger = partner, partner6 = partner, edge = partner;
+
+	stranger.src = "198.51.100.1";
+	partner6.family = 6;
+	partner6.src = "2001:db8:1:ff::5";
+	edge.dport = 2001;
+	/* port 23 is not ssh's: it falls through to the default policy */
+	assert_int_equal(xdp_passed(skel, T0, &telnet, 12), 10);
+	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 0);
+	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 12);
+	/* the source restriction: inside -> partners (burst 3), outside -> default */
+	assert_int_equal(xdp_passed(skel, T0, &partner, 5), 3);
+	assert_int_equal(xdp_passed(skel, T0, &partner6, 5), 3);
+	assert_int_equal(xdp_passed(skel, T0, &stranger, 5), 5);
+	assert_int_equal(policy_stats(skel, P_PARTNERS).matched_packets, 10);
+	/* one past the range end */
+	assert_int_equal(xdp_passed(skel, T0, &edge, 1), 1);
+	assert_int_equal(policy_stats(skel, P_PARTNERS).matched_packets, 10);
+}
+
+static void test_monitor_passes_and_counts(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec dns = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP,
+				.dport = 53, .pad = 20 };
+	struct fg_policy_stats s;
+
+	assert_int_equal(xdp_passed(skel, T0, &dns, 6), 6);
+	s = policy_stats(skel, P_DNS);
+	assert_int_equal(s.matched_packets, 6);
+	assert_int_equal(s.passed_packets, 6);
+	assert_int_equal(s.would_drop_packets, 4);
+	assert_int_equal(s.dropped_packets, 0);
+	assert_int_equal(s.would_drop_bytes, 4 * (14 + 20 + 8 + 20));
+}
+
+static void test_global_key_and_fragments(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec ping = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_ICMP };
+	struct pkt_spec ping2 = ping;
+	struct pkt_spec frag = { .family = 4, .src = "10.7.7.7", .proto = IPPROTO_TCP,
+				 .dport = 22, .frag_off = 100 };
+
+	ping2.src = "172.16.0.1";
+	/* per = global: every source draws on one bucket of 4 */
+	assert_int_equal(xdp_passed(skel, T0, &ping, 3), 3);
+	assert_int_equal(xdp_passed(skel, T0, &ping2, 3), 1);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &ping2, 3), 1);
+	/* a later fragment has no ports: not ssh's, the default's (burst 10) */
+	assert_int_equal(xdp_passed(skel, T0, &frag, 12), 10);
+	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 0);
+	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 12);
+}
+
+static void test_tc_program(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	int tc = bpf_program__fd(skel->progs.fg_tc);
+	struct pkt_spec a = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22,
+			      .vlans = 1 };
+	struct pkt_spec a6 = { .family = 6, .src = "2001:db8::1", .proto = IPPROTO_TCP,
+			       .dport = 22 };
+	int i, passed = 0, verdict;
+
+	skel->bss->fg_test_now_ns = T0;
+	for (i = 0; i < 8; i++) {
+		verdict = run_prog(tc, &a, 0);
+		assert_true(verdict == TC_ACT_OK || verdict == TC_ACT_SHOT);
+		passed += verdict == TC_ACT_OK;
+	}
+	assert_int_equal(passed, 5);
+	for (i = 0, passed = 0; i < 8; i++)
+		passed += run_prog(tc, &a6, 0) == TC_ACT_OK;
+	assert_int_equal(passed, 5);
+	assert_int_equal(run_prog(tc, &a, 14 + 4 + 10), TC_ACT_SHOT); /* truncated */
+	assert_int_equal(policy_stats(skel, P_SSH).dropped_packets, 6);
+	assert_int_equal(global_stats(skel).malformed, 1);
+}
+
+static void test_live_reload_keeps_state(void **state)
+{
+	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
+	struct pkt_spec a = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22 };
+	struct fg_policy_maps maps;
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+
+	assert_int_equal(xdp_passed(skel, T0, &a, 8), 5);
+	/* a new file order, the same ssh policy: its bucket stays empty */
+	assert_int_equal(fg_config_parse_string("reload",
+						"[policy default]\nmatch = udp\nrate = 1/s\n"
+						"[policy ssh]\nmatch = tcp dport 22\nrate = 10/s\n"
+						"burst = 5\n",
+						cfg, stderr),
+			 0);
+	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);
+	fg_policy_maps_from_skel(skel, &maps);
+	assert_int_equal(fg_policy_write_slot(&maps, 1, compiled), 0);
+	assert_int_equal(fg_policy_carry_stats(&maps, 0, 1), 0);
+	assert_int_equal(fg_policy_activate(&maps, 1), 0);
+	assert_int_equal(xdp_passed(skel, T0, &a, 3), 0);
+	assert_int_equal(policy_stats(skel, FG_MAX_POLICIES + 1).matched_packets, 8 + 3);
+	free(cfg);
+	free(compiled);
+}
+
+/* The verifier's own count, from a stats-level log (BPF_LOG_STATS). */
+static void test_verifier_instruction_counts(void **state)
+{
+	static char log[64 * 1024];
+	struct floodgate_bpf *skel = floodgate_bpf__open();
+	struct bpf_program *prog;
+	long processed;
+	char *at;
+
+	(void)state;
+	assert_non_null(skel);
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		struct floodgate_bpf *one = floodgate_bpf__open();
+		struct bpf_program *p;
+
+		unpin_all(one);
+		bpf_object__for_each_program(p, one->obj)
+		{
+			bpf_program__set_autoload(p, !strcmp(bpf_program__name(p),
+							     bpf_program__name(prog)));
+		}
+		p = bpf_object__find_program_by_name(one->obj, bpf_program__name(prog));
+		bpf_program__set_log_level(p, 4);
+		bpf_program__set_log_buf(p, log, sizeof(log));
+		assert_int_equal(floodgate_bpf__load(one), 0);
+		at = strstr(log, "processed ");
+		assert_non_null(at);
+		processed = strtol(at + strlen("processed "), NULL, 10);
+		printf("verifier: %s processed %ld instructions\n", bpf_program__name(prog),
+		       processed);
+		assert_true(processed > 0 && processed < 1000000);
+		floodgate_bpf__destroy(one);
+	}
+	floodgate_bpf__destroy(skel);
+}
+
+/* --- two CPUs, one key ---------------------------------------------------- */
+
+struct flood_thread {
+	int prog_fd;
+	int cpu;
+	__u32 repeat, rounds;
+	pthread_barrier_t *barrier;
+};
+
+static void *flood_one_cpu(void *arg)
+{
+	struct flood_thread *t = arg;
+	struct pkt_spec spec = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP,
+				 .dport = 9 };
+	uint8_t buf[1600];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = t->repeat);
+	cpu_set_t set;
+	__u32 i;
+
+	opts.data_size_in = build_packet(buf, &spec);
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_barrier_wait(t->barrier);
+	for (i = 0; i < t->rounds; i++)
+		bpf_prog_test_run_opts(t->prog_fd, &opts);
+	return NULL;
+}
+
+/* Floods one key from CPUs 0 and 1 at once; returns the admitted count and
+ * the elapsed CLOCK_MONOTONIC time (the clock bpf_ktime_get_ns reads). */
+static __u64 flood_two_cpus(struct floodgate_bpf *skel, __u32 repeat, __u32 rounds,
+			    __u64 *elapsed_ns)
+{
+	pthread_barrier_t barrier;
+	struct flood_thread t[2];
+	pthread_t tid[2];
+	struct timespec start, end;
+	int i;
+
+	pthread_barrier_init(&barrier, NULL, 3);
+	for (i = 0; i < 2; i++) {
+		t[i] = (struct flood_thread){ .prog_fd = bpf_program__fd(skel->progs.fg_xdp),
+					      .cpu = i, .repeat = repeat, .rounds = rounds,
+					      .barrier = &barrier };
+		pthread_create(&tid[i], NULL, flood_one_cpu, &t[i]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	pthread_barrier_wait(&barrier);
+	for (i = 0; i < 2; i++)
+		pthread_join(tid[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	pthread_barrier_destroy(&barrier);
+	if (elapsed_ns)
+		*elapsed_ns = (end.tv_sec - start.tv_sec) * SEC + end.tv_nsec - start.tv_nsec;
+	return policy_stats(skel, 0).passed_packets;
+}
+
+static const char concurrency_config[] = "[policy one]\nmatch = any\nrate = 1000/s\n"
+					 "burst = 100000\n";
+
+static void skip_unless_two_cpus(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+}
+
+static void test_two_cpus_frozen_clock_exact(void **state)
+{
+	struct floodgate_bpf *skel = load_skel(true, false);
+	__u64 passed;
+
+	(void)state;
+	skip_unless_two_cpus();
+	assert_non_null(skel);
+	assert_int_equal(push_config(skel, concurrency_config), 0);
+	skel->bss->fg_test_now_ns = T0;
+	/* 2 x 1M packets against a burst of 100000, time standing still */
+	passed = flood_two_cpus(skel, 100000, 10, NULL);
+	printf("two CPUs, frozen clock: admitted %llu, limit 100000\n", (unsigned long long)passed);
+	assert_int_equal(passed, 100000);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_two_cpus_real_clock_bounded(void **state)
+{
+	struct floodgate_bpf *skel = load_skel(false, false);
+	__u64 passed, elapsed, limit;
+
+	(void)state;
+	skip_unless_two_cpus();
+	assert_non_null(skel);
+	assert_int_equal(push_config(skel, concurrency_config), 0);
+	passed = flood_two_cpus(skel, 100000, 10, &elapsed);
+	/* burst + rate x elapsed, +1 for the token that is due at the edge */
+	limit = 100000 + elapsed * 1000 / SEC + 1;
+	printf("two CPUs, real clock: admitted %llu in %.3f s, limit %llu\n",
+	       (unsigned long long)passed, elapsed / 1e9, (unsigned long long)limit);
+	assert_true(passed <= limit);
+	assert_true(passed >= 100000);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The same flood against the deliberately naive read-modify-write must
+ * overshoot: this is what shows the exactness test can fail. */
+static void test_two_cpus_naive_update_overshoots(void **state)
+{
+	__u64 passed = 0;
+	int attempt;
+
+	(void)state;
+	skip_unless_two_cpus();
+	for (attempt = 0; attempt < 5 && passed <= 100000; attempt++) {
+		struct floodgate_bpf *skel = load_skel(true, true);
+
+		assert_non_null(skel);
+		assert_int_equal(push_config(skel, concurrency_config), 0);
+		skel->bss->fg_test_now_ns = T0;
+		passed = flood_two_cpus(skel, 100000, 10, NULL);
+		floodgate_bpf__destroy(skel);
+	}
+	printf("two CPUs, naive update: admitted %llu, limit 100000\n",
+	       (unsigned long long)passed);
+	assert_true(passed > 100000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ipv4_burst_then_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ipv6_and_prefix_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vlan_tags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_truncated_and_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_non_ip_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_port_match_and_fallthrough, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_passes_and_counts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_global_key_and_fragments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tc_program, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_live_reload_keeps_state, setup, teardown),
+		cmocka_unit_test(test_verifier_instruction_counts),
+		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
+		cmocka_unit_test(test_two_cpus_real_clock_bounded),
+		cmocka_unit_test(test_two_cpus_naive_update_overshoots),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_prog: needs root for BPF_PROG_TEST_RUN; skipped\n");
+		return 77;
+	}
+	return cmocka_run_group_tests_name("bpf_prog_test_run", tests, NULL, NULL);
+}

@@ -1,0 +1,1087 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The config parser: one pass over the lines, one error at most.
+ *
+ * Every value is checked as soon as its line is read, except for what needs
+ * another key of the same policy: burst needs the rate (a byte rate makes
+ * burst count bytes), so it is resolved as soon as both are known, and the
+ * required keys and the default burst are settled when the policy ends.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "config.h"
+
+const char fg_default_config[] = "# floodgate built-in policy (floodgate load IFACE without -c)\n"
+				 "hook = xdp\n"
+				 "xdp_mode = native\n"
+				 "max_sources = 262144\n"
+				 "malformed = drop\n"
+				 "on_table_full = pass\n"
+				 "\n"
+				 "[policy icmp]            # ping floods\n"
+				 "match = icmp\n"
+				 "rate = 50/s\n"
+				 "burst = 100\n"
+				 "\n"
+				 "[policy icmpv6]          # keeps neighbour discovery working\n"
+				 "match = icmpv6\n"
+				 "rate = 200/s\n"
+				 "burst = 400\n"
+				 "\n"
+				 "[policy per-source]      # everything else, per address or /64\n"
+				 "match = any\n"
+				 "per = src/32 src/64\n"
+				 "rate = 10000/s\n"
+				 "burst = 20000\n";
+
+#define MAX_SOURCES_LIMIT 16777216U
+#define NS_PER_S	  1000000000ULL
+#define MAX_BYTE_BURST	  (FG_MAX_BURST * 1500)
+#define REFILL_LIMIT_NS	  (1ULL << 62)
+
+#define LIST_SEPS     ", \t"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+enum global_key {
+	G_INTERFACE,
+	G_HOOK,
+	G_XDP_MODE,
+	G_MAX_SOURCES,
+	G_MALFORMED,
+	G_ON_TABLE_FULL,
+	G_N,
+};
+
+enum policy_key {
+	P_MATCH,
+	P_SRC,
+	P_PER,
+	P_ALGORITHM,
+	P_RATE,
+	P_BURST,
+	P_ACTION,
+	P_N,
+};
+
+static const char *const global_keys[G_N] = {
+	"interface", "hook", "xdp_mode", "max_sources", "malformed", "on_table_full",
+};
+
+static const char *const policy_keys[P_N] = {
+	"match", "src", "per", "algorithm", "rate", "burst", "action",
+};
+
+#define GLOBAL_KEY_LIST "interface, hook, xdp_mode, max_sources, malformed, on_table_full"
+#define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action"
+#define BYTE_UNIT_LIST	"B, kB, MB, GB, KiB, MiB, GiB, bit, kbit, mbit or gbit"
+
+struct unit {
+	const char *name;
+	__u64 mult; /* bytes (or bits), or ns for a period */
+	bool bits;  /* mult counts bits: divide by 8 */
+};
+
+static const struct unit byte_units[] = {
+	{"B", 1, false},
+	{"kB", 1000ULL, false},
+	{"MB", 1000000ULL, false},
+	{"GB", 1000000000ULL, false},
+	{"KiB", 1ULL << 10, false},
+	{"MiB", 1ULL << 20, false},
+	{"GiB", 1ULL << 30, false},
+	{"bit", 1, true},
+	{"kbit", 1000ULL, true},
+	{"mbit", 1000000ULL, true},
+	{"gbit", 1000000000ULL, true},
+};
+
+static const struct unit period_units[] = {
+	{"ms", 1000000ULL, false},
+	{"s", NS_PER_S, false},
+	{"min", 60 * NS_PER_S, false},
+	{"h", 3600 * NS_PER_S, false},
+};
+
+struct parser {
+	const char *source;
+	FILE *err;
+	struct fg_config *cfg;
+	int line;
+	int global_line[G_N]; /* where each global key was set, 0 = not yet */
+
+	/* The policy being read; NULL before the first section. */
+	struct fg_policy_conf *pol;
+	int policy_line[P_N];
+	const char *rate_text;
+	/* burst as written, until the rate says packets or bytes */
+	const char *burst_text;
+	unsigned __int128 burst_value; /* in bytes when burst_unit is set */
+	const struct unit *burst_unit; /* NULL: a bare number */
+};
+
+static int __attribute__((format(printf, 3, 4)))
+fail(struct parser *p, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!p->err)
+		return -EINVAL;
+	fprintf(p->err, "%s:%d: ", p->source, line);
+	va_start(ap, fmt);
+	vfprintf(p->err, fmt, ap);
+	va_end(ap);
+	fputc('\n', p->err);
+	return -EINVAL;
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+/* The next token of `*cursor` between separators, as a pointer and length. */
+static bool next_token(const char **cursor, const char *seps, const char **tok, int *len)
+{
+	const char *s = *cursor + strspn(*cursor, seps);
+	size_t n = strcspn(s, seps);
+
+	*cursor = s + n;
+	*tok = s;
+	*len = (int)n;
+	return n > 0;
+}
+
+static bool token_is(const char *tok, int len, const char *word)
+{
+	return (size_t)len == strlen(word) && memcmp(tok, word, len) == 0;
+}
+
+/* Splits "123kB" or "123 kB" into the number and what follows it. Returns 0,
+ * -ENOENT when there is no leading digit, -ERANGE when it overflows. */
+static int split_number(const char *s, size_t len, __u64 *n, const char **rest, size_t *rest_len)
+{
+	__u64 v = 0;
+	size_t i;
+
+	if (len == 0 || !isdigit((unsigned char)s[0]))
+		return -ENOENT;
+	for (i = 0; i < len && isdigit((unsigned char)s[i]); i++) {
+		unsigned int d = (unsigned int)(s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	while (i < len && isspace((unsigned char)s[i]))
+		i++;
+	*n = v;
+	*rest = s + i;
+	*rest_len = len - i;
+	return 0;
+}
+
+/* A whole token that must be a plain decimal number no larger than `max`.
+ * Returns 0, -ENOENT when it is not a number, -ERANGE when it is too large. */
+static int parse_uint(const char *s, size_t len, __u64 max, __u64 *out)
+{
+	const char *rest;
+	size_t rest_len;
+	int ret = split_number(s, len, out, &rest, &rest_len);
+
+	if (ret)
+		return ret;
+	if (rest_len)
+		return -ENOENT;
+	return *out > max ? -ERANGE : 0;
+}
+
+static const struct unit *find_unit(const struct unit *units, size_t n, const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(units[i].name) == len && memcmp(units[i].name, s, len) == 0)
+			return &units[i];
+	return NULL;
+}
+
+static int find_key(const char *const *keys, int n, const char *key)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(keys[i], key) == 0)
+			return i;
+	return -1;
+}
+
+/* One of a fixed set of words; `names` is NULL-terminated, `values` parallel. */
+static int parse_choice(struct parser *p, const char *key, const char *v, const char *const *names,
+			const __u8 *values, const char *expected, __u8 *out)
+{
+	int i;
+
+	for (i = 0; names[i]; i++) {
+		if (strcmp(names[i], v) == 0) {
+			*out = values[i];
+			return 0;
+		}
+	}
+	return fail(p, p->line, "bad %s '%s' (expected %s)", key, v, expected);
+}
+
+/* --- global keys ----------------------------------------------------------- */
+
+static int parse_interface(struct parser *p, const char *v)
+{
+	const char *c;
+
+	if (strlen(v) >= IF_NAMESIZE)
+		return fail(p, p->line,
+			    "interface name '%s' is too long (expected at most %d characters)", v,
+			    IF_NAMESIZE - 1);
+	for (c = v; *c; c++)
+		if (isspace((unsigned char)*c) || *c == '/' || !isprint((unsigned char)*c))
+			return fail(
+				p, p->line,
+				"bad interface name '%s' (expected a name such as eth0, without "
+				"spaces or '/')",
+				v);
+	strcpy(p->cfg->interface, v);
+	return 0;
+}
+
+static int global_key(struct parser *p, const char *key, const char *v)
+{
+	static const char *const hooks[] = {"xdp", "tc", NULL};
+	static const __u8 hook_values[] = {FG_HOOK_XDP, FG_HOOK_TC};
+	static const char *const modes[] = {"native", "generic", NULL};
+	static const __u8 mode_values[] = {FG_XDP_NATIVE, FG_XDP_GENERIC};
+	static const char *const verdicts[] = {"pass", "drop", NULL};
+	static const __u8 verdict_values[] = {FG_VERDICT_PASS, FG_VERDICT_DROP};
+	struct fg_config *cfg = p->cfg;
+	int k = find_key(global_keys, G_N, key);
+	__u64 n;
+
+	if (k < 0) {
+		if (find_key(policy_keys, P_N, key) >= 0)
+			return fail(p, p->line,
+				    "unknown key '%s' outside a policy section (expected one "
+				    "of: " GLOBAL_KEY_LIST
+				    "; policy keys go after a [policy NAME] line)",
+				    key);
+		return fail(p, p->line, "unknown key '%s' (expected one of: " GLOBAL_KEY_LIST ")",
+			    key);
+	}
+	if (p->global_line[k])
+		return fail(p, p->line,
+			    "duplicate key '%s' (expected each key once; first set at line %d)",
+			    key, p->global_line[k]);
+	p->global_line[k] = p->line;
+
+	switch (k) {
+	case G_INTERFACE:
+		return parse_interface(p, v);
+	case G_HOOK:
+		return parse_choice(p, key, v, hooks, hook_values, "xdp or tc", &cfg->hook);
+	case G_XDP_MODE:
+		return parse_choice(p, key, v, modes, mode_values, "native or generic",
+				    &cfg->xdp_mode);
+	case G_MAX_SOURCES:
+		if (parse_uint(v, strlen(v), MAX_SOURCES_LIMIT, &n) || n == 0)
+			return fail(p, p->line, "bad max_sources '%s' (expected 1..%u)", v,
+				    MAX_SOURCES_LIMIT);
+		cfg->max_sources = (__u32)n;
+		return 0;
+	case G_MALFORMED:
+		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
+				    &cfg->malformed);
+	case G_ON_TABLE_FULL:
+		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
+				    &cfg->table_full);
+	}
+	return 0;
+}
+
+/* --- match ----------------------------------------------------------------- */
+
+static int parse_port(struct parser *p, const char *s, size_t len, const char *range, int range_len,
+		      __u16 *out)
+{
+	__u64 n;
+	int ret = parse_uint(s, len, 65535, &n);
+
+	if (ret == -ERANGE)
+		return fail(p, p->line, "port %.*s out of range in '%.*s' (expected 0..65535)",
+			    (int)len, s, range_len, range);
+	if (ret)
+		return fail(p, p->line,
+			    "bad port '%.*s' in dport list (expected PORT or LO-HI such as 22 or "
+			    "8000-8080)",
+			    range_len, range);
+	*out = (__u16)n;
+	return 0;
+}
+
+static int parse_dports(struct parser *p, const char *list)
+{
+	struct fg_policy_conf *pol = p->pol;
+	const char *tok;
+	int len;
+
+	while (next_token(&list, LIST_SEPS, &tok, &len)) {
+		const char *dash = memchr(tok, '-', len);
+		struct fg_port_range r;
+		int ret;
+
+		if (pol->n_dports == FG_MAX_PORT_RANGES)
+			return fail(p, p->line,
+				    "too many ports in dport list (expected at most %d ports or "
+				    "ranges)",
+				    FG_MAX_PORT_RANGES);
+		if (dash) {
+			ret = parse_port(p, tok, dash - tok, tok, len, &r.lo);
+			if (!ret)
+				ret = parse_port(p, dash + 1, tok + len - dash - 1, tok, len,
+						 &r.hi);
+		} else {
+			ret = parse_port(p, tok, len, tok, len, &r.lo);
+			r.hi = r.lo;
+		}
+		if (ret)
+			return ret;
+		if (r.lo > r.hi)
+			return fail(
+				p, p->line,
+				"port range '%.*s' is out of order (expected LO-HI with LO <= HI)",
+				len, tok);
+		pol->dports[pol->n_dports++] = r;
+	}
+	if (pol->n_dports == 0)
+		return fail(p, p->line,
+			    "dport without ports (expected e.g. dport 22,80,8000-8080)");
+	return 0;
+}
+
+static int parse_match(struct parser *p, const char *v)
+{
+	static const struct {
+		const char *name;
+		__u8 proto;
+	} protos[] = {
+		{"any", 0},
+		{"tcp", IPPROTO_TCP},
+		{"udp", IPPROTO_UDP},
+		{"icmp", IPPROTO_ICMP},
+		{"icmpv6", IPPROTO_ICMPV6},
+	};
+	struct fg_policy_conf *pol = p->pol;
+	const char *cursor = v, *tok;
+	size_t i;
+	int len;
+
+	next_token(&cursor, " \t", &tok, &len);
+	for (i = 0; i < ARRAY_SIZE(protos); i++)
+		if (token_is(tok, len, protos[i].name))
+			break;
+	if (i == ARRAY_SIZE(protos))
+		return fail(p, p->line,
+			    "unknown protocol '%.*s' in match (expected any, tcp, udp, icmp or "
+			    "icmpv6)",
+			    len, tok);
+	pol->proto = protos[i].proto;
+
+	if (!next_token(&cursor, " \t", &tok, &len))
+		return 0;
+	if (!token_is(tok, len, "dport"))
+		return fail(p, p->line,
+			    "unexpected '%.*s' in match (expected PROTO [dport LIST] such as tcp "
+			    "dport 22)",
+			    len, tok);
+	if (pol->proto != 0 && pol->proto != IPPROTO_TCP && pol->proto != IPPROTO_UDP)
+		return fail(p, p->line,
+			    "dport with protocol %s in match (expected tcp, udp or any before "
+			    "dport)",
+			    protos[i].name);
+	return parse_dports(p, cursor);
+}
+
+/* --- src ------------------------------------------------------------------- */
+
+/* Byte `i` of the netmask of a `prefix`-bit prefix. */
+static __u8 prefix_byte_mask(unsigned int prefix, int i)
+{
+	unsigned int bits = prefix > (unsigned int)i * 8 ? prefix - (unsigned int)i * 8 : 0;
+
+	return bits >= 8 ? 0xff : (__u8)(0xff << (8 - bits));
+}
+
+static int parse_cidr(struct parser *p, const char *tok, int len, struct fg_cidr *c)
+{
+	char addr[INET6_ADDRSTRLEN + 1], masked[INET6_ADDRSTRLEN];
+	__u8 net[16] = {0};
+	const char *slash = memchr(tok, '/', len);
+	int addr_len = slash ? (int)(slash - tok) : len;
+	int af, max_prefix, bytes, i;
+	__u64 prefix;
+
+	memset(c, 0, sizeof(*c));
+	if (addr_len == 0 || addr_len >= (int)sizeof(addr))
+		goto bad_address;
+	memcpy(addr, tok, addr_len);
+	addr[addr_len] = '\0';
+	if (strchr(addr, ':')) {
+		af = AF_INET6;
+		c->family = FG_FAMILY_IPV6;
+		max_prefix = 128;
+	} else {
+		af = AF_INET;
+		c->family = FG_FAMILY_IPV4;
+		max_prefix = 32;
+	}
+	if (inet_pton(af, addr, c->addr) != 1)
+		goto bad_address;
+	bytes = max_prefix / 8;
+
+	if (slash) {
+		const char *s = slash + 1;
+		size_t n = tok + len - s;
+		int ret = parse_uint(s, n, (__u64)max_prefix, &prefix);
+
+		if (ret == -ERANGE)
+			return fail(p, p->line,
+				    "bad prefix length %.*s in '%.*s' (expected /0..%d for IPv%d)",
+				    (int)n, s, len, tok, max_prefix, c->family);
+		if (ret)
+			return fail(
+				p, p->line,
+				"bad prefix length '%.*s' in '%.*s' (expected /0..%d for IPv%d)",
+				(int)n, s, len, tok, max_prefix, c->family);
+	} else {
+		prefix = (__u64)max_prefix;
+	}
+	c->prefix_len = (__u8)prefix;
+
+	for (i = 0; i < bytes; i++)
+		net[i] = c->addr[i] & prefix_byte_mask((unsigned int)prefix, i);
+	if (memcmp(net, c->addr, bytes) != 0) {
+		inet_ntop(af, net, masked, sizeof(masked));
+		return fail(p, p->line,
+			    "%.*s: host bits set (expected a network address such as %s/%u)", len,
+			    tok, masked, (unsigned int)prefix);
+	}
+	return 0;
+
+bad_address:
+	return fail(p, p->line,
+		    "bad address '%.*s' in src (expected an IPv4 or IPv6 address or network such "
+		    "as 10.0.0.0/8 or 2001:db8::/32)",
+		    len, tok);
+}
+
+static int parse_src(struct parser *p, const char *v)
+{
+	struct fg_policy_conf *pol = p->pol;
+	const char *tok;
+	int len, ret;
+
+	while (next_token(&v, LIST_SEPS, &tok, &len)) {
+		if (pol->n_srcs == FG_MAX_SRC_CIDRS)
+			return fail(p, p->line,
+				    "too many networks in src (expected at most %d per policy)",
+				    FG_MAX_SRC_CIDRS);
+		ret = parse_cidr(p, tok, len, &pol->srcs[pol->n_srcs]);
+		if (ret)
+			return ret;
+		pol->n_srcs++;
+	}
+	if (pol->n_srcs == 0)
+		return fail(p, p->line,
+			    "src without networks (expected e.g. src = 10.0.0.0/8, 2001:db8::/32)");
+	return 0;
+}
+
+/* --- per ------------------------------------------------------------------- */
+
+/*
+ * `per = src/A [src/B]`. A single prefix of 0..32 is the IPv4 one, of 33..128
+ * the IPv6 one; the other family keeps its default. Of two prefixes, written
+ * in either order, the smaller is the IPv4 one and the larger the IPv6 one.
+ */
+static int parse_per(struct parser *p, const char *v)
+{
+	struct fg_policy_conf *pol = p->pol;
+	const char *cursor = v, *tok;
+	unsigned int prefix[2], n = 0;
+	int len;
+
+	if (strcmp(v, "global") == 0) {
+		pol->key_kind = FG_KEY_GLOBAL;
+		pol->prefix_v4 = 0;
+		pol->prefix_v6 = 0;
+		return 0;
+	}
+	while (next_token(&cursor, LIST_SEPS, &tok, &len)) {
+		__u64 x;
+		int ret;
+
+		if (token_is(tok, len, "global"))
+			return fail(p, p->line,
+				    "'global' combined with prefixes in '%s' (expected either "
+				    "per = global or per = src/32 src/64)",
+				    v);
+		if (len < 4 || memcmp(tok, "src/", 4) != 0)
+			return fail(p, p->line,
+				    "bad per '%.*s' (expected global, or src/N for IPv4 and/or "
+				    "IPv6 such "
+				    "as src/32 src/64)",
+				    len, tok);
+		if (n == 2)
+			return fail(
+				p, p->line,
+				"too many prefixes in per '%s' (expected at most one IPv4 and one "
+				"IPv6 prefix, such as src/32 src/64)",
+				v);
+		ret = parse_uint(tok + 4, len - 4, 128, &x);
+		if (ret == -ENOENT)
+			return fail(p, p->line,
+				    "bad prefix length in '%.*s' (expected src/0..32 for IPv4 or "
+				    "src/0..128 for IPv6)",
+				    len, tok);
+		if (ret)
+			return fail(
+				p, p->line,
+				"bad prefix length %.*s in '%.*s' (expected src/0..32 for IPv4 or "
+				"src/0..128 for IPv6)",
+				len - 4, tok + 4, len, tok);
+		prefix[n++] = (unsigned int)x;
+	}
+
+	if (n == 0)
+		return fail(p, p->line,
+			    "bad per '%s' (expected global, or src/N for IPv4 and/or IPv6 such as "
+			    "src/32 src/64)",
+			    v);
+	pol->key_kind = FG_KEY_SOURCE;
+	if (n == 1) {
+		if (prefix[0] <= 32)
+			pol->prefix_v4 = (__u8)prefix[0];
+		else
+			pol->prefix_v6 = (__u8)prefix[0];
+		return 0;
+	}
+	if (prefix[0] > prefix[1]) {
+		unsigned int t = prefix[0];
+
+		prefix[0] = prefix[1];
+		prefix[1] = t;
+	}
+	if (prefix[0] > 32)
+		return fail(p, p->line,
+			    "bad prefix length %u in 'src/%u' (expected src/0..32 for IPv4)",
+			    prefix[0], prefix[0]);
+	pol->prefix_v4 = (__u8)prefix[0];
+	pol->prefix_v6 = (__u8)prefix[1];
+	return 0;
+}
+
+/* --- rate and burst -------------------------------------------------------- */
+
+/* Reports what follows the number of a rate or burst as a bad unit. */
+static int bad_unit(struct parser *p, const char *what, const char *v, const char *unit,
+		    size_t unit_len, const char *expected)
+{
+	if (unit_len && unit[0] == '.')
+		return fail(p, p->line, "fraction in %s '%s' (expected whole numbers only)", what,
+			    v);
+	return fail(p, p->line, "unknown unit '%.*s' in %s '%s' (expected %s)", (int)unit_len, unit,
+		    what, v, expected);
+}
+
+static int check_refill(struct parser *p, int line)
+{
+	struct fg_policy_conf *pol = p->pol;
+
+	/* burst * (period / count) > 2^62, without dividing */
+	if ((unsigned __int128)pol->burst * pol->rate_period_ns >
+	    (unsigned __int128)REFILL_LIMIT_NS * pol->rate_count)
+		return fail(p, line,
+			    "burst %llu too large for this rate '%s' (expected burst * period / "
+			    "count <= 2^62 ns)",
+			    (unsigned long long)pol->burst, p->rate_text);
+	return 0;
+}
+
+/* Both rate and burst are known: give burst its unit and check it. */
+static int resolve_burst(struct parser *p)
+{
+	struct fg_policy_conf *pol = p->pol;
+	int line = p->policy_line[P_BURST];
+
+	if (!pol->bytes && p->burst_unit)
+		return fail(p, line,
+			    "burst '%s' is in bytes but rate '%s' counts packets (expected a "
+			    "packet count such as burst = 20, or a byte rate such as 10MB/s)",
+			    p->burst_text, p->rate_text);
+	if (pol->bytes && p->burst_value > MAX_BYTE_BURST)
+		return fail(p, line, "burst '%s' is too large (expected 1..%llu bytes)",
+			    p->burst_text, (unsigned long long)MAX_BYTE_BURST);
+	if (!pol->bytes && p->burst_value > FG_MAX_BURST)
+		return fail(p, line, "burst '%s' is too large (expected 1..%llu packets)",
+			    p->burst_text, (unsigned long long)FG_MAX_BURST);
+	pol->burst = (__u64)p->burst_value;
+	return check_refill(p, line);
+}
+
+static int parse_rate(struct parser *p, char *v)
+{
+	static const char expected[] = "COUNT/PERIOD such as 100/s, 1000/10s, 5/250ms or 10MB/s";
+	struct fg_policy_conf *pol = p->pol;
+	char *slash = strchr(v, '/');
+	const char *count_s, *period_s, *unit;
+	size_t count_len, period_len, unit_len;
+	const struct unit *u = NULL;
+	unsigned __int128 count, period, per_s;
+	__u64 n;
+	int ret;
+
+	p->rate_text = v;
+	if (!slash)
+		return fail(p, p->line, "bad rate '%s' (expected %s)", v, expected);
+
+	count_s = v;
+	count_len = slash - v;
+	while (count_len && isspace((unsigned char)count_s[count_len - 1]))
+		count_len--;
+	period_s = slash + 1;
+	while (isspace((unsigned char)*period_s))
+		period_s++;
+	period_len = strlen(period_s);
+
+	ret = split_number(count_s, count_len, &n, &unit, &unit_len);
+	if (ret == -ERANGE)
+		return fail(p, p->line, "rate count in '%s' is too large (expected %s)", v,
+			    expected);
+	if (ret)
+		return fail(p, p->line, "bad rate '%s' (expected %s)", v, expected);
+	count = n;
+	pol->bytes = unit_len > 0;
+	if (pol->bytes) {
+		u = find_unit(byte_units, ARRAY_SIZE(byte_units), unit, unit_len);
+		if (!u)
+			return bad_unit(p, "rate", v, unit, unit_len,
+					"packets as a bare number, or bytes in " BYTE_UNIT_LIST);
+	}
+	if (n == 0)
+		return fail(p, p->line,
+			    "rate '%s' has a zero count (expected a count of at least 1)", v);
+	if (pol->bytes) {
+		count *= u->mult;
+		if (u->bits) {
+			if (count % 8)
+				return fail(p, p->line,
+					    "rate '%s' is not a whole number of bytes (expected a "
+					    "multiple of 8 bits)",
+					    v);
+			count /= 8;
+		}
+	}
+
+	if (period_len && isdigit((unsigned char)*period_s)) {
+		ret = split_number(period_s, period_len, &n, &unit, &unit_len);
+		if (ret)
+			return fail(p, p->line,
+				    "rate period in '%s' is too long (expected 1ms..24h)", v);
+	} else {
+		n = 1;
+		unit = period_s;
+		unit_len = period_len;
+	}
+	u = find_unit(period_units, ARRAY_SIZE(period_units), unit, unit_len);
+	if (!u)
+		return bad_unit(p, "rate", v, unit, unit_len,
+				"a period of ms, s, min or h, optionally preceded by a number as "
+				"in 10s");
+	period = (unsigned __int128)n * u->mult;
+	if (period < FG_MIN_PERIOD_NS || period > FG_MAX_PERIOD_NS)
+		return fail(p, p->line, "rate period in '%s' is out of range (expected 1ms..24h)",
+			    v);
+
+	/* count / period in units per second, compared without dividing */
+	per_s = count * NS_PER_S;
+	if (!pol->bytes && per_s > (unsigned __int128)FG_MAX_PACKET_RATE_PER_S * period)
+		return fail(p, p->line, "rate '%s' is too high (expected at most %llu packets/s)",
+			    v, (unsigned long long)FG_MAX_PACKET_RATE_PER_S);
+	if (pol->bytes && per_s > (unsigned __int128)FG_MAX_BYTE_RATE_PER_S * period)
+		return fail(p, p->line, "rate '%s' is too high (expected at most %llu bytes/s)", v,
+			    (unsigned long long)FG_MAX_BYTE_RATE_PER_S);
+	if (pol->bytes && per_s < (unsigned __int128)FG_MIN_BYTE_RATE_PER_S * period)
+		return fail(p, p->line, "rate '%s' is too low (expected at least %llu bytes/s)", v,
+			    (unsigned long long)FG_MIN_BYTE_RATE_PER_S);
+
+	/* The bounds above keep both well inside 64 bits. */
+	pol->rate_count = (__u64)count;
+	pol->rate_period_ns = (__u64)period;
+	return p->burst_text ? resolve_burst(p) : 0;
+}
+
+static int parse_burst(struct parser *p, const char *v)
+{
+	const struct unit *u = NULL;
+	const char *unit;
+	size_t unit_len;
+	__u64 n;
+	int ret = split_number(v, strlen(v), &n, &unit, &unit_len);
+
+	if (ret == -ERANGE)
+		return fail(p, p->line,
+			    "burst '%s' is too large (expected 1..%llu packets or 1..%llu bytes)",
+			    v, (unsigned long long)FG_MAX_BURST,
+			    (unsigned long long)MAX_BYTE_BURST);
+	if (ret)
+		return fail(p, p->line,
+			    "bad burst '%s' (expected a number of packets, or bytes with a unit "
+			    "such as 64kB)",
+			    v);
+	if (unit_len) {
+		u = find_unit(byte_units, ARRAY_SIZE(byte_units), unit, unit_len);
+		if (!u)
+			return bad_unit(p, "burst", v, unit, unit_len,
+					"packets as a bare number, or bytes in " BYTE_UNIT_LIST);
+	}
+	if (n == 0)
+		return fail(p, p->line, "burst '%s' is zero (expected at least 1)", v);
+	p->burst_unit = u;
+	p->burst_value = n;
+	if (u) {
+		p->burst_value *= u->mult;
+		if (u->bits) {
+			if (p->burst_value % 8)
+				return fail(p, p->line,
+					    "burst '%s' is not a whole number of bytes (expected a "
+					    "multiple of 8 bits)",
+					    v);
+			p->burst_value /= 8;
+		}
+	}
+	p->burst_text = v;
+	return p->policy_line[P_RATE] ? resolve_burst(p) : 0;
+}
+
+/* --- policy sections ------------------------------------------------------- */
+
+static int policy_key(struct parser *p, const char *key, char *v)
+{
+	static const char *const algorithms[] = {"token_bucket", NULL};
+	static const __u8 algorithm_values[] = {FG_ALG_TOKEN_BUCKET};
+	static const char *const actions[] = {"drop", "monitor", NULL};
+	static const __u8 action_values[] = {FG_ACTION_DROP, FG_ACTION_MONITOR};
+	struct fg_policy_conf *pol = p->pol;
+	int k = find_key(policy_keys, P_N, key);
+
+	if (k < 0) {
+		if (find_key(global_keys, G_N, key) >= 0)
+			return fail(p, p->line,
+				    "unknown key '%s' in a policy section (expected one "
+				    "of: " POLICY_KEY_LIST
+				    "; global keys go before the first [policy NAME])",
+				    key);
+		return fail(p, p->line, "unknown key '%s' (expected one of: " POLICY_KEY_LIST ")",
+			    key);
+	}
+	if (p->policy_line[k])
+		return fail(p, p->line,
+			    "duplicate key '%s' in policy '%s' (expected each key once; first set "
+			    "at line %d)",
+			    key, pol->name, p->policy_line[k]);
+	p->policy_line[k] = p->line;
+
+	switch (k) {
+	case P_MATCH:
+		return parse_match(p, v);
+	case P_SRC:
+		return parse_src(p, v);
+	case P_PER:
+		return parse_per(p, v);
+	case P_ALGORITHM:
+		return parse_choice(p, key, v, algorithms, algorithm_values, "token_bucket",
+				    &pol->algorithm);
+	case P_RATE:
+		return parse_rate(p, v);
+	case P_BURST:
+		return parse_burst(p, v);
+	case P_ACTION:
+		return parse_choice(p, key, v, actions, action_values, "drop or monitor",
+				    &pol->action);
+	}
+	return 0;
+}
+
+static int finish_policy(struct parser *p)
+{
+	struct fg_policy_conf *pol = p->pol;
+
+	if (!pol)
+		return 0;
+	if (!p->policy_line[P_MATCH])
+		return fail(p, pol->line,
+			    "policy '%s' has no 'match' (expected e.g. match = tcp dport 22)",
+			    pol->name);
+	if (!p->policy_line[P_RATE])
+		return fail(p, pol->line, "policy '%s' has no 'rate' (expected e.g. rate = 100/s)",
+			    pol->name);
+	if (!p->policy_line[P_BURST]) {
+		__u64 max = pol->bytes ? MAX_BYTE_BURST : FG_MAX_BURST;
+
+		if (pol->rate_count > max)
+			return fail(
+				p, p->policy_line[P_RATE],
+				"rate '%s' is too large a count for the default burst (expected "
+				"an explicit burst of 1..%llu %s, or a shorter period)",
+				p->rate_text, (unsigned long long)max,
+				pol->bytes ? "bytes" : "packets");
+		pol->burst = pol->rate_count;
+		if (check_refill(p, p->policy_line[P_RATE]))
+			return -EINVAL;
+	}
+	p->cfg->n_policies++;
+	p->pol = NULL;
+	return 0;
+}
+
+static bool valid_policy_name(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (len == 0 || len >= FG_POLICY_NAME_LEN)
+		return false;
+	for (i = 0; i < len; i++) {
+		char c = name[i];
+
+		if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') && !(c >= '0' && c <= '9') &&
+		    c != '_' && c != '.' && c != '-')
+			return false;
+	}
+	return true;
+}
+
+static int parse_section(struct parser *p, char *line)
+{
+	struct fg_config *cfg = p->cfg;
+	struct fg_policy_conf *pol;
+	size_t len = strlen(line);
+	char *inner, *name;
+	unsigned int i;
+	int ret;
+
+	ret = finish_policy(p);
+	if (ret)
+		return ret;
+	if (line[len - 1] != ']')
+		return fail(p, p->line, "unterminated section '%s' (expected [policy NAME])", line);
+	line[len - 1] = '\0';
+	inner = trim(line + 1);
+	if (strncmp(inner, "policy", 6) != 0 || (inner[6] && !isspace((unsigned char)inner[6])))
+		return fail(p, p->line, "unknown section '[%s]' (expected [policy NAME])", inner);
+	name = trim(inner + 6);
+	if (!*name)
+		return fail(p, p->line, "policy section without a name (expected [policy NAME])");
+	if (!valid_policy_name(name))
+		return fail(
+			p, p->line,
+			"bad policy name '%s' (expected 1..%d characters of A-Z, a-z, 0-9, _, . "
+			"and -)",
+			name, FG_POLICY_NAME_LEN - 1);
+	for (i = 0; i < cfg->n_policies; i++)
+		if (strcmp(cfg->policies[i].name, name) == 0)
+			return fail(
+				p, p->line,
+				"duplicate policy '%s' (expected a unique name; first defined at "
+				"line %d)",
+				name, cfg->policies[i].line);
+	if (cfg->n_policies == FG_MAX_POLICIES)
+		return fail(p, p->line, "too many policies (expected at most %d)", FG_MAX_POLICIES);
+
+	pol = &cfg->policies[cfg->n_policies];
+	memset(pol, 0, sizeof(*pol));
+	strcpy(pol->name, name);
+	pol->line = p->line;
+	pol->key_kind = FG_KEY_SOURCE;
+	pol->prefix_v4 = 32;
+	pol->prefix_v6 = 64;
+	pol->algorithm = FG_ALG_TOKEN_BUCKET;
+	pol->action = FG_ACTION_DROP;
+
+	p->pol = pol;
+	memset(p->policy_line, 0, sizeof(p->policy_line));
+	p->rate_text = NULL;
+	p->burst_text = NULL;
+	p->burst_value = 0;
+	p->burst_unit = NULL;
+	return 0;
+}
+
+static int parse_line(struct parser *p, char *line)
+{
+	char *hash = strchr(line, '#');
+	char *eq, *key, *value;
+
+	if (hash)
+		*hash = '\0';
+	line = trim(line);
+	if (!*line)
+		return 0;
+	if (*line == '[')
+		return parse_section(p, line);
+
+	eq = strchr(line, '=');
+	if (!eq)
+		return fail(
+			p, p->line,
+			"cannot parse '%s' (expected key = value, [policy NAME], a comment or a "
+			"blank line)",
+			line);
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	if (!*key)
+		return fail(p, p->line, "'=' without a key (expected key = value)");
+	if (!*value)
+		return fail(p, p->line, "key '%s' has no value (expected %s = VALUE)", key, key);
+	return p->pol ? policy_key(p, key, value) : global_key(p, key, value);
+}
+
+int fg_config_parse_string(const char *source, const char *text, struct fg_config *cfg, FILE *err)
+{
+	struct parser p;
+	char *copy, *s;
+	int ret = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	memset(&p, 0, sizeof(p));
+	p.source = source ? source : "<config>";
+	p.err = err;
+	p.cfg = cfg;
+
+	copy = strdup(text ? text : "");
+	if (!copy) {
+		if (err)
+			fprintf(err, "%s: %s\n", p.source, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+
+	cfg->hook = FG_HOOK_XDP;
+	cfg->xdp_mode = FG_XDP_NATIVE;
+	cfg->max_sources = FG_DEFAULT_MAX_SOURCES;
+	cfg->malformed = FG_VERDICT_DROP;
+	cfg->table_full = FG_VERDICT_PASS;
+
+	for (s = copy; *s && !ret;) {
+		char *nl = strchr(s, '\n');
+
+		if (nl)
+			*nl = '\0';
+		p.line++;
+		ret = parse_line(&p, s);
+		s = nl ? nl + 1 : s + strlen(s);
+	}
+	if (!ret)
+		ret = finish_policy(&p);
+	if (!ret && cfg->n_policies == 0)
+		ret = fail(&p, p.line ? p.line : 1,
+			   "no policy (expected at least one [policy NAME] section)");
+
+	free(copy);
+	if (ret)
+		memset(cfg, 0, sizeof(*cfg));
+	return ret;
+}
+
+int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err)
+{
+	char *buf = NULL, *nul;
+	size_t len = 0, size = 0, n;
+	FILE *f;
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		goto out_errno;
+	}
+	for (;;) {
+		if (size - len < 4096) {
+			char *bigger = realloc(buf, size ? size * 2 : 8192);
+
+			if (!bigger) {
+				ret = -ENOMEM;
+				fclose(f);
+				goto out_errno;
+			}
+			buf = bigger;
+			size = size ? size * 2 : 8192;
+		}
+		n = fread(buf + len, 1, size - len - 1, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		ret = errno ? -errno : -EIO;
+		fclose(f);
+		goto out_errno;
+	}
+	fclose(f);
+	buf[len] = '\0';
+
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		int line = 1;
+		char *c;
+
+		for (c = buf; c < nul; c++)
+			line += *c == '\n';
+		if (err)
+			fprintf(err, "%s:%d: NUL byte in the file (expected a text file)\n", path,
+				line);
+		free(buf);
+		return -EINVAL;
+	}
+
+	ret = fg_config_parse_string(path, buf, cfg, err);
+	free(buf);
+	return ret;
+
+out_errno:
+	free(buf);
+	if (err)
+		fprintf(err, "%s: %s\n", path, strerror(-ret));
+	return ret;
+}
+
+__u32 fg_policy_id(const char *name)
+{
+	__u32 h = 2166136261U;
+
+	for (; *name; name++) {
+		h ^= (unsigned char)*name;
+		h *= 16777619U;
+	}
+	return h;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The floodgate config file: flat `key = value` lines, `#` comments,
+ * global keys first, then `[policy NAME]` sections evaluated in file order.
+ * This is the parsed, validated form; policy.c compiles it into the maps.
+ */
+#ifndef FG_CONFIG_H
+#define FG_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <net/if.h>
+
+#include "floodgate.h"
+
+#define FG_MAX_PORT_RANGES 16 /* per policy */
+#define FG_MAX_SRC_CIDRS 16   /* per policy */
+
+/* Bounds that make a rate or burst "absurd" (see fg_config_parse). */
+#define FG_MIN_PERIOD_NS 1000000ULL               /* 1ms */
+#define FG_MAX_PERIOD_NS (24ULL * 3600 * 1000000000ULL) /* 24h */
+#define FG_MAX_PACKET_RATE_PER_S 1000000000ULL    /* 1G packets/s */
+#define FG_MAX_BYTE_RATE_PER_S 1000000000000ULL   /* 1 TB/s */
+#define FG_MIN_BYTE_RATE_PER_S 8ULL               /* keeps cost*T in 64 bits */
+#define FG_MAX_BURST 1000000000ULL
+
+struct fg_port_range {
+	__u16 lo; /* host order, inclusive */
+	__u16 hi;
+};
+
+struct fg_cidr {
+	__u8 family; /* FG_FAMILY_IPV4 / FG_FAMILY_IPV6 */
+	__u8 prefix_len;
+	__u8 addr[16]; /* network order, already masked to prefix_len */
+};
+
+struct fg_policy_conf {
+	char name[FG_POLICY_NAME_LEN];
+	int line; /* line of the [policy NAME] header, for later messages */
+	__u8 proto; /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6; 0 = any */
+	unsigned int n_dports; /* 0 = any port */
+	struct fg_port_range dports[FG_MAX_PORT_RANGES];
+	unsigned int n_srcs; /* 0 = any source */
+	struct fg_cidr srcs[FG_MAX_SRC_CIDRS];
+	__u8 key_kind;  /* enum fg_key_kind */
+	__u8 prefix_v4; /* for FG_KEY_SOURCE */
+	__u8 prefix_v6;
+	__u8 algorithm; /* enum fg_algorithm */
+	__u8 action;    /* enum fg_action */
+	bool bytes;     /* rate and burst count bytes */
+	__u64 rate_count;     /* COUNT of COUNT/PERIOD, in packets or bytes */
+	__u64 rate_period_ns; /* PERIOD */
+	__u64 burst;          /* in the same unit as rate_count */
+};
+
+struct fg_config {
+	char interface[IF_NAMESIZE]; /* "" when not set */
+	__u8 hook;        /* enum fg_hook */
+	__u8 xdp_mode;    /* enum fg_xdp_mode */
+	__u8 malformed;   /* enum fg_verdict */
+	__u8 table_full;  /* enum fg_verdict */
+	__u32 max_sources;
+	unsigned int n_policies;
+	struct fg_policy_conf policies[FG_MAX_POLICIES];
+};
+
+/* The policy `floodgate load IFACE` applies without -c (see README). */
+extern const char fg_default_config[];
+
+/* Parse `text` (named `source` in messages). On error print
+ * "SOURCE:LINE: what is wrong (what was expected)" to `err`, and return
+ * -EINVAL. `cfg` is fully overwritten either way. */
+int fg_config_parse_string(const char *source, const char *text, struct fg_config *cfg, FILE *err);
+
+/* Read and parse a file. An unreadable file is reported as "FILE: reason". */
+int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err);
+
+/* Stable policy id: 32-bit FNV-1a of the name. */
+__u32 fg_policy_id(const char *name);
+
+#endif /* FG_CONFIG_H */

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* floodgate: command dispatch and argument parsing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flood.h"
+#include "floodgate.h"
+#include "loader.h"
+#include "log.h"
+
+#ifndef FG_VERSION
+#define FG_VERSION "0.1.0"
+#endif
+
+static const char usage_text[] =
+	"Usage: floodgate [-v] COMMAND [ARGS]\n"
+	"\n"
+	"  load IFACE [-c FILE] [--hook xdp|tc] [--mode native|generic]\n"
+	"                          attach to IFACE with FILE's policy (default: built in)\n"
+	"  reload IFACE -c FILE    replace the policy live; per-source state is kept\n"
+	"  unload IFACE            detach and remove every pin\n"
+	"  status [IFACE]          where attached, mode, policies, table occupancy\n"
+	"  stats IFACE [--json]    per-policy and global counters\n"
+	"  check -c FILE           validate a config and exit\n"
+	"  flood --dev IFACE ...   traffic generator for tests and benchmarks (flood --help)\n"
+	"  help, --version\n"
+	"\n"
+	"  -v                      more logging (repeat for libbpf/libxdp debug output)\n"
+	"\n"
+	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config,\n"
+	"4 environment (not root, unknown interface, no BTF/XDP), 5 already/not loaded.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "Error: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nRun 'floodgate help' for usage.\n");
+	return FG_EXIT_USAGE;
+}
+
+static int parse_hook(const char *s)
+{
+	if (!strcmp(s, "xdp"))
+		return FG_HOOK_XDP;
+	if (!strcmp(s, "tc"))
+		return FG_HOOK_TC;
+	return -1;
+}
+
+static int parse_mode(const char *s)
+{
+	if (!strcmp(s, "native"))
+		return FG_XDP_NATIVE;
+	if (!strcmp(s, "generic"))
+		return FG_XDP_GENERIC;
+	return -1;
+}
+
+struct cmd_args {
+	const char *ifname;
+	const char *config;
+	int hook;
+	int mode;
+	bool json;
+};
+
+/* Parses the options shared by the commands; `allowed` lists the long
+ * options this command takes, and IFACE is the only positional argument. */
+static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_iface,
+			  struct cmd_args *a)
+{
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' }, { "hook", required_argument, NULL, 'H' },
+		{ "mode", required_argument, NULL, 'm' },   { "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	*a = (struct cmd_args){ .hook = -1, .mode = -1 };
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":c:", options, NULL)) != -1) {
+		const char *name = opt == 'c' ? "config" : opt == 'H' ? "hook" :
+			opt == 'm' ? "mode" : opt == 'j' ? "json" : NULL;
+
+		if (opt == ':')
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		if (!name || !strstr(allowed, name))
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		switch (opt) {
+		case 'c':
+			a->config = optarg;
+			break;
+		case 'H':
+			a->hook = parse_hook(optarg);
+			if (a->hook < 0)
+				return usage_error("--hook must be xdp or tc, not '%s'", optarg);
+			break;
+		case 'm':
+			a->mode = parse_mode(optarg);
+			if (a->mode < 0)
+				return usage_error("--mode must be native or generic, not '%s'",
+						   optarg);
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		}
+	}
+	if (optind < argc && want_iface)
+		a->ifname = argv[optind++];
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (a->ifname && strlen(a->ifname) >= IF_NAMESIZE)
+		return usage_error("interface name '%s' is too long", a->ifname);
+	if (a->ifname && (strchr(a->ifname, '/') || a->ifname[0] == '.'))
+		return usage_error("invalid interface name '%s'", a->ifname);
+	return FG_EXIT_OK;
+}
+
+static int require(const char *value, const char *what, const char *cmd)
+{
+	if (value)
+		return FG_EXIT_OK;
+	fprintf(stderr, "Error: '%s' needs %s\nRun 'floodgate help' for usage.\n", cmd, what);
+	return FG_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	struct cmd_args a;
+	const char *cmd;
+	int ret;
+
+	while (argc > 1 && !strcmp(argv[1], "-v")) {
+		fg_log_level++;
+		argc--;
+		argv++;
+	}
+	fg_log_setup_libs();
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return FG_EXIT_USAGE;
+	}
+	cmd = argv[1];
+	argc--;
+	argv++;
+
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		fputs(usage_text, stdout);
+		return FG_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("floodgate %s\n", FG_VERSION);
+		return FG_EXIT_OK;
+	}
+	if (!strcmp(cmd, "flood"))
+		return fg_cmd_flood(argc, argv);
+
+	if (!strcmp(cmd, "load")) {
+		struct fg_load_opts opts;
+
+		ret = parse_cmd_args(argc, argv, "config hook mode", true, &a);
+		if (ret)
+			return ret;
+		opts = (struct fg_load_opts){ .ifname = a.ifname, .config_path = a.config,
+					      .hook = a.hook, .xdp_mode = a.mode };
+		return fg_cmd_load(&opts);
+	}
+	if (!strcmp(cmd, "reload")) {
+		ret = parse_cmd_args(argc, argv, "config", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		if (!ret)
+			ret = require(a.config, "-c FILE", cmd);
+		return ret ? ret : fg_cmd_reload(a.ifname, a.config);
+	}
+	if (!strcmp(cmd, "unload")) {
+		ret = parse_cmd_args(argc, argv, "", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		return ret ? ret : fg_cmd_unload(a.ifname);
+	}
+	if (!strcmp(cmd, "status")) {
+		ret = parse_cmd_args(argc, argv, "", true, &a);
+		return ret ? ret : fg_cmd_status(a.ifname);
+	}
+	if (!strcmp(cmd, "stats")) {
+		ret = parse_cmd_args(argc, argv, "json", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		return ret ? ret : fg_cmd_stats(a.ifname, a.json);
+	}
+	if (!strcmp(cmd, "check")) {
+		ret = parse_cmd_args(argc, argv, "config", false, &a);
+		if (!ret)
+			ret = require(a.config, "-c FILE", cmd);
+		return ret ? ret : fg_cmd_check(a.config);
+	}
+	return usage_error("unknown command '%s'", cmd);
+}

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fg_gcra.h"
+#include "policy.h"
+
+void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *tolerance_ns)
+{
+	unsigned __int128 scaled = (unsigned __int128)pc->rate_period_ns << FG_GCRA_FRAC_BITS;
+	unsigned __int128 tol;
+
+	*interval_fp = (__u64)((scaled + pc->rate_count / 2) / pc->rate_count);
+	if (pc->bytes) {
+		tol = (unsigned __int128)pc->burst * *interval_fp;
+		*tolerance_ns = (__u64)((tol + (1ULL << (FG_GCRA_FRAC_BITS - 1))) >>
+					FG_GCRA_FRAC_BITS);
+	} else {
+		/* Exactly `burst` packets of the per-packet cost fit, with no
+		 * partial packet lost to rounding. */
+		*tolerance_ns = pc->burst * fg_gcra_cost_ns(*interval_fp, 1);
+	}
+}
+
+static void prefix_mask(__u8 *mask, unsigned int bytes, unsigned int prefix_len)
+{
+	unsigned int i;
+
+	for (i = 0; i < bytes; i++) {
+		unsigned int bits = prefix_len > i * 8 ? prefix_len - i * 8 : 0;
+
+		mask[i] = bits >= 8 ? 0xff : (__u8)(0xff << (8 - bits));
+	}
+}
+
+static void compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->id = fg_policy_id(pc->name);
+	p->algorithm = pc->algorithm;
+	p->action = pc->action;
+	p->key_kind = pc->key_kind;
+	p->flags = pc->bytes ? FG_POLICY_BYTES : 0;
+	p->prefix_v4 = pc->prefix_v4;
+	p->prefix_v6 = pc->prefix_v6;
+	prefix_mask((__u8 *)&p->mask_v4_be, 4, pc->prefix_v4);
+	prefix_mask((__u8 *)p->mask_v6_be, 16, pc->prefix_v6);
+	fg_policy_gcra(pc, &p->interval_fp, &p->tolerance_ns);
+	p->rate_count = pc->rate_count;
+	p->rate_period_ns = pc->rate_period_ns;
+	p->burst = pc->burst;
+	strncpy(p->name, pc->name, sizeof(p->name) - 1);
+}
+
+/* Does CIDR `outer` contain CIDR `inner`? */
+static int cidr_contains(const struct fg_cidr *outer, const struct fg_cidr *inner)
+{
+	__u8 mask[16];
+	int i;
+
+	if (outer->family != inner->family || outer->prefix_len > inner->prefix_len)
+		return 0;
+	prefix_mask(mask, 16, outer->prefix_len);
+	for (i = 0; i < 16; i++)
+		if ((inner->addr[i] & mask[i]) != outer->addr[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * The trie answers with the longest matching prefix only, so each prefix's
+ * mask holds every policy with a CIDR that contains it: for an address, the
+ * longest match lies inside every other matching CIDR, so its mask is the
+ * full set of policies whose restriction admits the address.
+ */
+static int compile_sources(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
+{
+	unsigned int i, j, k, l;
+
+	out->n_src = 0;
+	for (i = 0; i < cfg->n_policies; i++) {
+		for (j = 0; j < cfg->policies[i].n_srcs; j++) {
+			const struct fg_cidr *prefix = &cfg->policies[i].srcs[j];
+			struct fg_src_entry *entry;
+			int seen = 0;
+
+			for (l = 0; l < out->n_src && !seen; l++)
+				seen = out->src[l].key.family == prefix->family &&
+				       out->src[l].key.prefixlen ==
+					       FG_SRC_LPM_HEADER_BITS + (__u32)prefix->prefix_len &&
+				       !memcmp(out->src[l].key.addr, prefix->addr, 16);
+			if (seen)
+				continue;
+			if (out->n_src == FG_MAX_SRC_PREFIXES)
+				return -E2BIG;
+			entry = &out->src[out->n_src++];
+			memset(entry, 0, sizeof(*entry));
+			entry->key.prefixlen = FG_SRC_LPM_HEADER_BITS + prefix->prefix_len;
+			entry->key.slot = slot;
+			entry->key.family = prefix->family;
+			memcpy(entry->key.addr, prefix->addr, 16);
+			for (k = 0; k < cfg->n_policies; k++)
+				for (l = 0; l < cfg->policies[k].n_srcs; l++)
+					if (cidr_contains(&cfg->policies[k].srcs[l], prefix))
+						entry->mask |= 1ULL << k;
+		}
+	}
+	return 0;
+}
+
+int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
+{
+	struct fg_policy_set *set = &out->set;
+	unsigned int i, r, port;
+
+	memset(set, 0, sizeof(*set));
+	memset(out->dport_mask, 0, sizeof(out->dport_mask));
+	set->count = cfg->n_policies;
+	set->malformed_verdict = cfg->malformed;
+	set->table_full_verdict = cfg->table_full;
+
+	for (i = 0; i < cfg->n_policies; i++) {
+		const struct fg_policy_conf *pc = &cfg->policies[i];
+		__u64 bit = 1ULL << i;
+
+		compile_policy(pc, &set->policies[i]);
+		if (pc->proto == 0) {
+			for (r = 0; r < 256; r++)
+				set->proto_match[r] |= bit;
+		} else {
+			set->proto_match[pc->proto] |= bit;
+		}
+		if (pc->n_dports == 0) {
+			set->portless_match |= bit;
+			for (port = 0; port < FG_PORT_SLOTS; port++)
+				out->dport_mask[port] |= bit;
+		}
+		for (r = 0; r < pc->n_dports; r++)
+			for (port = pc->dports[r].lo; port <= pc->dports[r].hi; port++)
+				out->dport_mask[port] |= bit;
+		if (pc->n_srcs)
+			set->src_restricted |= bit;
+	}
+	return compile_sources(cfg, slot, out);
+}
+
+static int clear_slot_sources(int src_fd, __u32 slot)
+{
+	struct fg_src_lpm_key key, next;
+	void *prev = NULL;
+	int err;
+
+	/* Deleting while iterating restarts the walk; the trie is small. */
+	while (!bpf_map_get_next_key(src_fd, prev, &next)) {
+		if (next.slot == slot) {
+			err = bpf_map_delete_elem(src_fd, &next);
+			if (err)
+				return -errno;
+			prev = NULL;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+static int zero_slot_stats(int stats_fd, __u32 slot)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct fg_policy_stats *zeros;
+	__u32 i, index;
+	int err = 0;
+
+	if (ncpus < 0)
+		return ncpus;
+	zeros = calloc(ncpus, sizeof(*zeros));
+	if (!zeros)
+		return -ENOMEM;
+	for (i = 0; i < FG_MAX_POLICIES && !err; i++) {
+		index = slot * FG_MAX_POLICIES + i;
+		if (bpf_map_update_elem(stats_fd, &index, zeros, BPF_ANY))
+			err = -errno;
+	}
+	free(zeros);
+	return err;
+}
+
+int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
+			 const struct fg_compiled *compiled)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, batch_opts);
+	__u32 *keys, count = FG_PORT_SLOTS, i;
+	int err;
+
+	err = bpf_map_update_elem(maps->policy_sets, &slot, &compiled->set, BPF_ANY);
+	if (err)
+		return -errno;
+
+	keys = malloc(FG_PORT_SLOTS * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < FG_PORT_SLOTS; i++)
+		keys[i] = slot * FG_PORT_SLOTS + i;
+	err = bpf_map_update_batch(maps->dport_match, keys, compiled->dport_mask, &count,
+				   &batch_opts);
+	free(keys);
+	if (err)
+		return -errno;
+
+	err = clear_slot_sources(maps->src_match, slot);
+	if (err)
+		return err;
+	for (i = 0; i < compiled->n_src; i++) {
+		if (bpf_map_update_elem(maps->src_match, &compiled->src[i].key,
+					&compiled->src[i].mask, BPF_ANY))
+			return -errno;
+	}
+	return zero_slot_stats(maps->policy_stats, slot);
+}
+
+int fg_policy_carry_stats(const struct fg_policy_maps *maps, __u32 from_slot, __u32 to_slot)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct fg_policy_set *from, *to;
+	struct fg_policy_stats *values;
+	__u32 i, j, index;
+	int err = -ENOMEM;
+
+	if (ncpus < 0)
+		return ncpus;
+	from = malloc(sizeof(*from));
+	to = malloc(sizeof(*to));
+	values = calloc(ncpus, sizeof(*values));
+	if (!from || !to || !values)
+		goto out;
+	if (bpf_map_lookup_elem(maps->policy_sets, &from_slot, from) ||
+	    bpf_map_lookup_elem(maps->policy_sets, &to_slot, to)) {
+		err = -errno;
+		goto out;
+	}
+	err = 0;
+	for (i = 0; i < to->count && i < FG_MAX_POLICIES && !err; i++) {
+		for (j = 0; j < from->count && j < FG_MAX_POLICIES; j++) {
+			if (strncmp(to->policies[i].name, from->policies[j].name,
+				    FG_POLICY_NAME_LEN))
+				continue;
+			index = from_slot * FG_MAX_POLICIES + j;
+			if (bpf_map_lookup_elem(maps->policy_stats, &index, values)) {
+				err = -errno;
+				break;
+			}
+			index = to_slot * FG_MAX_POLICIES + i;
+			if (bpf_map_update_elem(maps->policy_stats, &index, values, BPF_ANY))
+				err = -errno;
+			break;
+		}
+	}
+out:
+	free(from);
+	free(to);
+	free(values);
+	return err;
+}
+
+int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot)
+{
+	struct fg_runtime rt;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(maps->runtime, &zero, &rt))
+		return -errno;
+	rt.active_slot = slot;
+	rt.generation++;
+	if (bpf_map_update_elem(maps->runtime, &zero, &rt, BPF_ANY))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Compiles a validated config into the datapath's tables (a policy set, the
+ * destination-port masks and the source-prefix trie) and pushes them into the
+ * maps of one slot. All per-packet work that can be done here, is.
+ */
+#ifndef FG_POLICY_H
+#define FG_POLICY_H
+
+#include "config.h"
+
+struct fg_src_entry {
+	struct fg_src_lpm_key key;
+	__u64 mask;
+};
+
+struct fg_compiled {
+	struct fg_policy_set set;
+	__u64 dport_mask[FG_PORT_SLOTS];
+	unsigned int n_src;
+	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
+};
+
+/* The map fds the compiled tables go into. */
+struct fg_policy_maps {
+	int policy_sets;
+	int dport_match;
+	int src_match;
+	int policy_stats;
+	int runtime;
+};
+
+/* Fills `out` for `slot`. Returns 0 or -E2BIG when the source prefixes do not
+ * fit in the trie. */
+int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out);
+
+/* Writes `compiled` into `slot` of the maps: the set, the port masks, the
+ * trie entries (replacing the slot's old ones) and zeroed counters. Does not
+ * make the slot active. Returns 0 or a negative errno. */
+int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
+			 const struct fg_compiled *compiled);
+
+/* Copies each policy's counters from `from_slot` to the policy of the same
+ * name in `to_slot` so that a reload keeps the totals. */
+int fg_policy_carry_stats(const struct fg_policy_maps *maps, __u32 from_slot, __u32 to_slot);
+
+/* Makes `slot` the one the datapath reads, in one map update. */
+int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot);
+
+/* The GCRA interval and tolerance a policy compiles to. */
+void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *tolerance_ns);
+
+#endif /* FG_POLICY_H */
