@@ -20,11 +20,11 @@
 #include "fg_bits.h"
 #include "fg_gcra.h"
 
-#define EEXIST 17
+#define EEXIST	       17
 #define FG_CAS_RETRIES 8
 
 /* Load-time settings (rodata), set by the loader between open and load. */
-const volatile bool fg_test_clock = false;        /* use fg_test_now_ns, tests only */
+const volatile bool fg_test_clock = false;	  /* use fg_test_now_ns, tests only */
 const volatile bool fg_test_naive_update = false; /* racy read-modify-write, tests only */
 
 /* The injected clock; only read when fg_test_clock is set, so a production
@@ -49,7 +49,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FG_POLICY_SLOTS * FG_PORT_SLOTS);
+	__uint(max_entries, FG_POLICY_SLOTS *FG_PORT_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -74,7 +74,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FG_POLICY_SLOTS * FG_MAX_POLICIES);
+	__uint(max_entries, FG_POLICY_SLOTS *FG_MAX_POLICIES);
 	__type(key, __u32);
 	__type(value, struct fg_policy_stats);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -93,7 +93,7 @@ struct fg_packet {
 	__u8 family;
 	__u8 proto;
 	__u8 has_ports; /* TCP/UDP with a readable header, not a later fragment */
-	__u16 dport;    /* host order */
+	__u16 dport;	/* host order */
 	__u8 saddr[16];
 };
 
@@ -221,7 +221,8 @@ static __always_inline __u64 fg_match(const struct fg_policy_set *set, __u32 slo
 	 * restricts its sources. */
 	if (candidates & set->src_restricted) {
 		struct fg_src_lpm_key key = {
-			.prefixlen = FG_SRC_LPM_HEADER_BITS + (pkt->family == FG_FAMILY_IPV4 ? 32 : 128),
+			.prefixlen =
+				FG_SRC_LPM_HEADER_BITS + (pkt->family == FG_FAMILY_IPV4 ? 32 : 128),
 			.slot = slot,
 			.family = pkt->family,
 		};
@@ -234,8 +235,8 @@ static __always_inline __u64 fg_match(const struct fg_policy_set *set, __u32 slo
 	return candidates;
 }
 
-static __always_inline void fg_make_key(const struct fg_policy *policy,
-					const struct fg_packet *pkt, struct fg_source_key *key)
+static __always_inline void fg_make_key(const struct fg_policy *policy, const struct fg_packet *pkt,
+					struct fg_source_key *key)
 {
 	__u64 *addr = (__u64 *)key->addr;
 
@@ -276,7 +277,7 @@ static __always_inline int fg_charge(const struct fg_policy *policy,
 
 	state = bpf_map_lookup_elem(&sources, key);
 	if (!state) {
-		struct fg_source_state fresh = { .last_seen_ns = now };
+		struct fg_source_state fresh = {.last_seen_ns = now};
 		int admitted = fg_gcra_admit(&params, 0, now, cost, &new_tat);
 		long err;
 
@@ -352,7 +353,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	case FG_PARSE_MALFORMED:
 		gstats->malformed++;
 		return set->malformed_verdict == FG_VERDICT_DROP ? FG_VERDICT_DROP
-								  : FG_VERDICT_PASS;
+								 : FG_VERDICT_PASS;
 	case FG_PARSE_IP:
 		break;
 	}

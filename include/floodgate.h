@@ -12,11 +12,11 @@
 
 #include <linux/types.h>
 
-#define FG_MAX_POLICIES 64 /* one bit each in a __u64 match mask */
-#define FG_POLICY_NAME_LEN 32
-#define FG_POLICY_SLOTS 2 /* double-buffered policy sets for live reload */
-#define FG_PORT_SLOTS 65536
-#define FG_MAX_SRC_PREFIXES 4096 /* entries of the src_match LPM trie */
+#define FG_MAX_POLICIES	       64 /* one bit each in a __u64 match mask */
+#define FG_POLICY_NAME_LEN     32
+#define FG_POLICY_SLOTS	       2 /* double-buffered policy sets for live reload */
+#define FG_PORT_SLOTS	       65536
+#define FG_MAX_SRC_PREFIXES    4096 /* entries of the src_match LPM trie */
 #define FG_DEFAULT_MAX_SOURCES 262144
 
 /* Fractional bits of fg_policy.interval_fp (ns per unit of cost). */
@@ -66,7 +66,7 @@ enum fg_xdp_mode {
  * masked source. */
 struct fg_source_key {
 	__u32 policy_id; /* fg_policy.id: stable across reloads */
-	__u8 family;     /* FG_FAMILY_IPV4/IPV6, 0 for a global key */
+	__u8 family;	 /* FG_FAMILY_IPV4/IPV6, 0 for a global key */
 	__u8 prefix_len; /* the mask applied to addr */
 	__u16 pad;
 	__u8 addr[16]; /* masked source; IPv4 uses the first 4 bytes */
@@ -74,9 +74,9 @@ struct fg_source_key {
 
 /* Value of `sources`. tat_ns is only ever changed by compare-and-swap. */
 struct fg_source_state {
-	__u64 tat_ns;       /* GCRA theoretical arrival time */
+	__u64 tat_ns;	    /* GCRA theoretical arrival time */
 	__u64 last_seen_ns; /* refreshed at most once per FG_LAST_SEEN_GRAIN_NS */
-	__u64 dropped;      /* packets refused (would-drop under monitor) */
+	__u64 dropped;	    /* packets refused (would-drop under monitor) */
 };
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
@@ -109,11 +109,11 @@ struct fg_policy {
  * slot and then flips active_slot. */
 struct fg_policy_set {
 	__u32 count;
-	__u8 malformed_verdict; /* enum fg_verdict */
+	__u8 malformed_verdict;	 /* enum fg_verdict */
 	__u8 table_full_verdict; /* verdict when `sources` refuses an insert */
 	__u16 pad;
-	__u64 src_restricted;  /* policies that need the src_match lookup */
-	__u64 portless_match;  /* policies matching packets without ports */
+	__u64 src_restricted;	/* policies that need the src_match lookup */
+	__u64 portless_match;	/* policies matching packets without ports */
 	__u64 proto_match[256]; /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
 };
@@ -136,10 +136,10 @@ struct fg_src_lpm_key {
 /* Value of the one-entry `runtime` array. */
 struct fg_runtime {
 	__u32 active_slot;
-	__u32 hook;          /* enum fg_hook */
-	__u32 xdp_mode;      /* enum fg_xdp_mode */
+	__u32 hook;	/* enum fg_hook */
+	__u32 xdp_mode; /* enum fg_xdp_mode */
 	__u32 ifindex;
-	__u32 prog_id;       /* the attached program, for status and unload */
+	__u32 prog_id; /* the attached program, for status and unload */
 	__u32 tc_handle;
 	__u32 tc_priority;
 	__u32 tc_owns_qdisc; /* floodgate created clsact and removes it */
@@ -163,9 +163,9 @@ struct fg_policy_stats {
 
 /* Per-CPU global counters (`global_stats`, one entry). */
 struct fg_global_stats {
-	__u64 packets;       /* every packet the program saw */
-	__u64 parsed;        /* IPv4/IPv6 packets parsed */
-	__u64 non_ip;        /* passed untouched */
+	__u64 packets;	     /* every packet the program saw */
+	__u64 parsed;	     /* IPv4/IPv6 packets parsed */
+	__u64 non_ip;	     /* passed untouched */
 	__u64 malformed;     /* truncated or invalid; malformed_verdict */
 	__u64 unmatched;     /* IP packets no policy matched; passed */
 	__u64 insert_failed; /* `sources` refused a new entry */

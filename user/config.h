@@ -14,15 +14,15 @@
 #include "floodgate.h"
 
 #define FG_MAX_PORT_RANGES 16 /* per policy */
-#define FG_MAX_SRC_CIDRS 16   /* per policy */
+#define FG_MAX_SRC_CIDRS   16 /* per policy */
 
 /* Bounds that make a rate or burst "absurd" (see fg_config_parse). */
-#define FG_MIN_PERIOD_NS 1000000ULL               /* 1ms */
-#define FG_MAX_PERIOD_NS (24ULL * 3600 * 1000000000ULL) /* 24h */
-#define FG_MAX_PACKET_RATE_PER_S 1000000000ULL    /* 1G packets/s */
-#define FG_MAX_BYTE_RATE_PER_S 1000000000000ULL   /* 1 TB/s */
-#define FG_MIN_BYTE_RATE_PER_S 8ULL               /* keeps cost*T in 64 bits */
-#define FG_MAX_BURST 1000000000ULL
+#define FG_MIN_PERIOD_NS	 1000000ULL			/* 1ms */
+#define FG_MAX_PERIOD_NS	 (24ULL * 3600 * 1000000000ULL) /* 24h */
+#define FG_MAX_PACKET_RATE_PER_S 1000000000ULL			/* 1G packets/s */
+#define FG_MAX_BYTE_RATE_PER_S	 1000000000000ULL		/* 1 TB/s */
+#define FG_MIN_BYTE_RATE_PER_S	 8ULL				/* keeps cost*T in 64 bits */
+#define FG_MAX_BURST		 1000000000ULL
 
 struct fg_port_range {
 	__u16 lo; /* host order, inclusive */
@@ -37,29 +37,29 @@ struct fg_cidr {
 
 struct fg_policy_conf {
 	char name[FG_POLICY_NAME_LEN];
-	int line; /* line of the [policy NAME] header, for later messages */
-	__u8 proto; /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6; 0 = any */
+	int line;	       /* line of the [policy NAME] header, for later messages */
+	__u8 proto;	       /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6; 0 = any */
 	unsigned int n_dports; /* 0 = any port */
 	struct fg_port_range dports[FG_MAX_PORT_RANGES];
 	unsigned int n_srcs; /* 0 = any source */
 	struct fg_cidr srcs[FG_MAX_SRC_CIDRS];
-	__u8 key_kind;  /* enum fg_key_kind */
+	__u8 key_kind;	/* enum fg_key_kind */
 	__u8 prefix_v4; /* for FG_KEY_SOURCE */
 	__u8 prefix_v6;
-	__u8 algorithm; /* enum fg_algorithm */
-	__u8 action;    /* enum fg_action */
-	bool bytes;     /* rate and burst count bytes */
+	__u8 algorithm;	      /* enum fg_algorithm */
+	__u8 action;	      /* enum fg_action */
+	bool bytes;	      /* rate and burst count bytes */
 	__u64 rate_count;     /* COUNT of COUNT/PERIOD, in packets or bytes */
 	__u64 rate_period_ns; /* PERIOD */
-	__u64 burst;          /* in the same unit as rate_count */
+	__u64 burst;	      /* in the same unit as rate_count */
 };
 
 struct fg_config {
 	char interface[IF_NAMESIZE]; /* "" when not set */
-	__u8 hook;        /* enum fg_hook */
-	__u8 xdp_mode;    /* enum fg_xdp_mode */
-	__u8 malformed;   /* enum fg_verdict */
-	__u8 table_full;  /* enum fg_verdict */
+	__u8 hook;		     /* enum fg_hook */
+	__u8 xdp_mode;		     /* enum fg_xdp_mode */
+	__u8 malformed;		     /* enum fg_verdict */
+	__u8 table_full;	     /* enum fg_verdict */
 	__u32 max_sources;
 	unsigned int n_policies;
 	struct fg_policy_conf policies[FG_MAX_POLICIES];

@@ -24,7 +24,7 @@
 #include "pinned.h"
 #include "policy.h"
 
-#define FG_TC_HANDLE 0xf100
+#define FG_TC_HANDLE   0xf100
 #define FG_TC_PRIORITY 1
 
 static int check_environment(const char *ifname, unsigned int *ifindex)
@@ -365,8 +365,7 @@ static int open_loaded(const char *ifname, struct fg_pinned *pinned)
 	}
 	err = fg_pinned_open(pin_dir, pinned);
 	if (err) {
-		pr_warn("Error: cannot open the maps pinned in %s: %s\n", pin_dir,
-			strerror(-err));
+		pr_warn("Error: cannot open the maps pinned in %s: %s\n", pin_dir, strerror(-err));
 		return FG_EXIT_FAILURE;
 	}
 	return FG_EXIT_OK;

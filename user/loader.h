@@ -19,10 +19,10 @@ enum fg_exit {
 };
 
 struct fg_load_opts {
-	const char *ifname;      /* NULL: the config's `interface` */
+	const char *ifname;	 /* NULL: the config's `interface` */
 	const char *config_path; /* NULL: the embedded default policy */
-	int hook;                /* enum fg_hook, or -1 for the config's */
-	int xdp_mode;            /* enum fg_xdp_mode, or -1 for the config's */
+	int hook;		 /* enum fg_hook, or -1 for the config's */
+	int xdp_mode;		 /* enum fg_xdp_mode, or -1 for the config's */
 };
 
 int fg_cmd_load(const struct fg_load_opts *opts);

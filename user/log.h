@@ -17,8 +17,8 @@ void fg_log(enum fg_log_level level, const char *fmt, ...) __attribute__((format
 /* Routes libbpf and libxdp messages through fg_log. */
 void fg_log_setup_libs(void);
 
-#define pr_warn(...) fg_log(FG_LOG_WARN, __VA_ARGS__)
-#define pr_info(...) fg_log(FG_LOG_INFO, __VA_ARGS__)
+#define pr_warn(...)  fg_log(FG_LOG_WARN, __VA_ARGS__)
+#define pr_info(...)  fg_log(FG_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) fg_log(FG_LOG_DEBUG, __VA_ARGS__)
 
 #endif /* FG_LOG_H */

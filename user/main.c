@@ -71,18 +71,23 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 			  struct cmd_args *a)
 {
 	static const struct option options[] = {
-		{ "config", required_argument, NULL, 'c' }, { "hook", required_argument, NULL, 'H' },
-		{ "mode", required_argument, NULL, 'm' },   { "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
+		{"config", required_argument, NULL, 'c'},
+		{"hook", required_argument, NULL, 'H'},
+		{"mode", required_argument, NULL, 'm'},
+		{"json", no_argument, NULL, 'j'},
+		{NULL, 0, NULL, 0},
 	};
 	int opt;
 
-	*a = (struct cmd_args){ .hook = -1, .mode = -1 };
+	*a = (struct cmd_args){.hook = -1, .mode = -1};
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":c:", options, NULL)) != -1) {
-		const char *name = opt == 'c' ? "config" : opt == 'H' ? "hook" :
-			opt == 'm' ? "mode" : opt == 'j' ? "json" : NULL;
+		const char *name = opt == 'c'	? "config"
+				   : opt == 'H' ? "hook"
+				   : opt == 'm' ? "mode"
+				   : opt == 'j' ? "json"
+						: NULL;
 
 		if (opt == ':')
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -164,8 +169,10 @@ int main(int argc, char **argv)
 		ret = parse_cmd_args(argc, argv, "config hook mode", true, &a);
 		if (ret)
 			return ret;
-		opts = (struct fg_load_opts){ .ifname = a.ifname, .config_path = a.config,
-					      .hook = a.hook, .xdp_mode = a.mode };
+		opts = (struct fg_load_opts){.ifname = a.ifname,
+					     .config_path = a.config,
+					     .hook = a.hook,
+					     .xdp_mode = a.mode};
 		return fg_cmd_load(&opts);
 	}
 	if (!strcmp(cmd, "reload")) {

@@ -49,20 +49,20 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 		const char *name;
 		__u32 type, key_size, value_size;
 	} maps[] = {
-		{ &p->maps.policy_sets, "policy_sets", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		  sizeof(struct fg_policy_set) },
-		{ &p->maps.dport_match, "dport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		  sizeof(__u64) },
-		{ &p->maps.src_match, "src_match", BPF_MAP_TYPE_LPM_TRIE,
-		  sizeof(struct fg_src_lpm_key), sizeof(__u64) },
-		{ &p->maps.policy_stats, "policy_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
-		  sizeof(struct fg_policy_stats) },
-		{ &p->maps.runtime, "runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		  sizeof(struct fg_runtime) },
-		{ &p->sources, "sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
-		  sizeof(struct fg_source_state) },
-		{ &p->global_stats, "global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
-		  sizeof(struct fg_global_stats) },
+		{&p->maps.policy_sets, "policy_sets", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		 sizeof(struct fg_policy_set)},
+		{&p->maps.dport_match, "dport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		 sizeof(__u64)},
+		{&p->maps.src_match, "src_match", BPF_MAP_TYPE_LPM_TRIE,
+		 sizeof(struct fg_src_lpm_key), sizeof(__u64)},
+		{&p->maps.policy_stats, "policy_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
+		 sizeof(struct fg_policy_stats)},
+		{&p->maps.runtime, "runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		 sizeof(struct fg_runtime)},
+		{&p->sources, "sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+		 sizeof(struct fg_source_state)},
+		{&p->global_stats, "global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
+		 sizeof(struct fg_global_stats)},
 	};
 	__u32 zero = 0;
 	size_t i;
@@ -88,8 +88,9 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 
 void fg_pinned_close(struct fg_pinned *p)
 {
-	int *fds[] = { &p->maps.policy_sets, &p->maps.dport_match, &p->maps.src_match,
-		       &p->maps.policy_stats, &p->maps.runtime, &p->sources, &p->global_stats };
+	int *fds[] = {&p->maps.policy_sets,  &p->maps.dport_match, &p->maps.src_match,
+		      &p->maps.policy_stats, &p->maps.runtime,	   &p->sources,
+		      &p->global_stats};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {

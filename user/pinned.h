@@ -19,7 +19,7 @@ struct fg_pinned {
 
 #define FG_PINNED_INIT                                                                             \
 	{                                                                                          \
-		.maps = { -1, -1, -1, -1, -1 }, .sources = -1, .global_stats = -1                 \
+		.maps = {-1, -1, -1, -1, -1}, .sources = -1, .global_stats = -1                    \
 	}
 
 void fg_pin_dir(const char *ifname, char *buf, size_t size);

@@ -16,8 +16,8 @@ void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *
 	*interval_fp = (__u64)((scaled + pc->rate_count / 2) / pc->rate_count);
 	if (pc->bytes) {
 		tol = (unsigned __int128)pc->burst * *interval_fp;
-		*tolerance_ns = (__u64)((tol + (1ULL << (FG_GCRA_FRAC_BITS - 1))) >>
-					FG_GCRA_FRAC_BITS);
+		*tolerance_ns =
+			(__u64)((tol + (1ULL << (FG_GCRA_FRAC_BITS - 1))) >> FG_GCRA_FRAC_BITS);
 	} else {
 		/* Exactly `burst` packets of the per-packet cost fit, with no
 		 * partial packet lost to rounding. */

@@ -27,10 +27,10 @@ static void format_rate(const struct fg_policy *p, char *buf, size_t size)
 	static const struct {
 		__u64 ns;
 		const char *unit;
-	} units[] = { { 3600000000000ULL, "h" },
-		      { 60000000000ULL, "min" },
-		      { 1000000000ULL, "s" },
-		      { 1000000ULL, "ms" } };
+	} units[] = {{3600000000000ULL, "h"},
+		     {60000000000ULL, "min"},
+		     {1000000000ULL, "s"},
+		     {1000000ULL, "ms"}};
 	const char *bytes = p->flags & FG_POLICY_BYTES ? "B" : "";
 	size_t i;
 
@@ -129,8 +129,8 @@ static int status_one(const char *ifname)
 			snprintf(per, sizeof(per), "global");
 		else
 			snprintf(per, sizeof(per), "src/%u src/%u", p->prefix_v4, p->prefix_v6);
-		printf("  %-20s %-16s %-12" PRIu64 " %-16s %s\n", p->name, rate,
-		       (uint64_t)p->burst, per, action_name(p->action));
+		printf("  %-20s %-16s %-12" PRIu64 " %-16s %s\n", p->name, rate, (uint64_t)p->burst,
+		       per, action_name(p->action));
 	}
 	fg_pinned_close(&pinned);
 	free(set);
@@ -195,8 +195,9 @@ static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 #define GLOBAL_FIELDS(X)                                                                           \
 	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) X(cas_exhausted)
 #define POLICY_FIELDS(X)                                                                           \
-	X(matched_packets) X(matched_bytes) X(passed_packets) X(passed_bytes) X(dropped_packets)   \
-	X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
+	X(matched_packets)                                                                         \
+	X(matched_bytes) X(passed_packets) X(passed_bytes) X(dropped_packets) X(dropped_bytes)     \
+		X(would_drop_packets) X(would_drop_bytes)
 
 static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
 			     const struct fg_global_stats *g, const struct fg_policy_set *set,
@@ -215,8 +216,8 @@ static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
 #undef X
 	printf("},\"policies\":[");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
-		printf("%s{\"name\":\"%s\",\"action\":\"%s\"", i ? "," : "",
-		       set->policies[i].name, action_name(set->policies[i].action));
+		printf("%s{\"name\":\"%s\",\"action\":\"%s\"", i ? "," : "", set->policies[i].name,
+		       action_name(set->policies[i].action));
 #define X(f) printf(",\"" #f "\":%" PRIu64, (uint64_t)ps[i].f);
 		POLICY_FIELDS(X)
 #undef X

@@ -15,14 +15,14 @@
 #include <linux/udp.h>
 
 struct pkt_spec {
-	int family;   /* 4 or 6 */
+	int family; /* 4 or 6 */
 	const char *src;
-	int proto;    /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, ... */
+	int proto; /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, ... */
 	uint16_t dport;
-	int vlans;    /* 0, 1 or 2 tags */
-	size_t pad;   /* payload bytes after the L4 header */
+	int vlans;	   /* 0, 1 or 2 tags */
+	size_t pad;	   /* payload bytes after the L4 header */
 	uint16_t frag_off; /* IPv4 fragment offset field, host order */
-	int ihl;      /* IPv4 header words; 0 means 5 */
+	int ihl;	   /* IPv4 header words; 0 means 5 */
 };
 
 /* Writes the frame into buf (at least 1600 bytes) and returns its length. */
@@ -37,7 +37,9 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 	memset(buf, 0, 1600);
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", 6);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", 6);
-	eth->h_proto = s->vlans == 2 ? htons(ETH_P_8021AD) : s->vlans ? htons(ETH_P_8021Q) : ethertype;
+	eth->h_proto = s->vlans == 2 ? htons(ETH_P_8021AD)
+		       : s->vlans    ? htons(ETH_P_8021Q)
+				     : ethertype;
 	for (i = 0; i < s->vlans; i++) {
 		uint16_t tci = htons(100 + i);
 		uint16_t next = i + 1 < s->vlans ? htons(ETH_P_8021Q) : ethertype;

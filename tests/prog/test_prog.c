@@ -25,9 +25,9 @@
 #include "pinned.h"
 #include "policy.h"
 
-#define MS 1000000ULL
+#define MS  1000000ULL
 #define SEC 1000000000ULL
-#define T0 (1000 * SEC) /* an arbitrary, non-zero start for the test clock */
+#define T0  (1000 * SEC) /* an arbitrary, non-zero start for the test clock */
 
 static const char test_config[] = "malformed = drop\n"
 				  "[policy ssh]\n"
@@ -66,8 +66,7 @@ static void unpin_all(struct floodgate_bpf *skel)
 {
 	struct bpf_map *map;
 
-	bpf_object__for_each_map(map, skel->obj)
-	{
+	bpf_object__for_each_map (map, skel->obj) {
 		bpf_map__set_pin_path(map, NULL);
 	}
 }
@@ -198,7 +197,7 @@ static struct fg_global_stats global_stats(struct floodgate_bpf *skel)
 static void test_ipv4_burst_then_rate(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec a = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22 };
+	struct pkt_spec a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
 	struct pkt_spec b = a;
 	struct fg_policy_stats s;
 
@@ -224,10 +223,10 @@ static void test_ipv4_burst_then_rate(void **state)
 static void test_ipv6_and_prefix_keys(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec a = { .family = 6, .src = "2001:db8:5:6::1", .proto = IPPROTO_UDP,
-			      .dport = 9 };
+	struct pkt_spec a = {
+		.family = 6, .src = "2001:db8:5:6::1", .proto = IPPROTO_UDP, .dport = 9};
 	struct pkt_spec same64 = a, other64 = a;
-	struct pkt_spec v4a = { .family = 4, .src = "10.1.2.3", .proto = IPPROTO_UDP, .dport = 9 };
+	struct pkt_spec v4a = {.family = 4, .src = "10.1.2.3", .proto = IPPROTO_UDP, .dport = 9};
 	struct pkt_spec v4b = v4a;
 
 	same64.src = "2001:db8:5:6:ffff::9";
@@ -246,8 +245,7 @@ static void test_ipv6_and_prefix_keys(void **state)
 static void test_vlan_tags(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec plain = { .family = 4, .src = "10.9.9.9", .proto = IPPROTO_TCP,
-				  .dport = 22 };
+	struct pkt_spec plain = {.family = 4, .src = "10.9.9.9", .proto = IPPROTO_TCP, .dport = 22};
 	struct pkt_spec one = plain, two = plain, two6 = plain;
 
 	one.vlans = 1;
@@ -268,10 +266,9 @@ static void test_truncated_and_malformed(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
 	int xdp = bpf_program__fd(skel->progs.fg_xdp);
-	struct pkt_spec tcp4 = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP,
-				 .dport = 22 };
-	struct pkt_spec tcp6 = { .family = 6, .src = "2001:db8::1", .proto = IPPROTO_TCP,
-				 .dport = 22 };
+	struct pkt_spec tcp4 = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
+	struct pkt_spec tcp6 = {
+		.family = 6, .src = "2001:db8::1", .proto = IPPROTO_TCP, .dport = 22};
 	struct pkt_spec vlan2 = tcp4, bad_ihl = tcp4;
 	/* cut inside each header: IPv4, TCP; IPv6, TCP; VLAN tags. (The kernel
 	 * refuses test frames shorter than Ethernet.) */
@@ -279,9 +276,8 @@ static void test_truncated_and_malformed(void **state)
 		const struct pkt_spec *spec;
 		size_t len;
 	} cases[] = {
-		{ &tcp4, 14 + 19 }, { &tcp4, 14 + 20 + 19 },
-		{ &tcp6, 14 + 39 }, { &tcp6, 14 + 40 + 7 }, { &vlan2, 14 + 2 },
-		{ &vlan2, 14 + 4 + 3 },
+		{&tcp4, 14 + 19},     {&tcp4, 14 + 20 + 19}, {&tcp6, 14 + 39},
+		{&tcp6, 14 + 40 + 7}, {&vlan2, 14 + 2},	     {&vlan2, 14 + 4 + 3},
 	};
 	size_t i;
 
@@ -307,7 +303,7 @@ static void test_truncated_and_malformed(void **state)
 static void test_non_ip_passes(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	uint8_t arp[60] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06 };
+	uint8_t arp[60] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 0x08, 0x06};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = arp, .data_size_in = sizeof(arp));
 	int i;
 
@@ -323,10 +319,10 @@ static void test_non_ip_passes(void **state)
 static void test_port_match_and_fallthrough(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec telnet = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP,
-				   .dport = 23 };
-	struct pkt_spec partner = { .family = 4, .src = "192.0.2.7", .proto = IPPROTO_UDP,
-				    .dport = 1500 };
+	struct pkt_spec telnet = {
+		.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 23};
+	struct pkt_spec partner = {
+		.family = 4, .src = "192.0.2.7", .proto = IPPROTO_UDP, .dport = 1500};
 	struct pkt_spec stranger = partner, partner6 = partner, edge = partner;
 
 	stranger.src = "198.51.100.1";
@@ -350,8 +346,8 @@ static void test_port_match_and_fallthrough(void **state)
 static void test_monitor_passes_and_counts(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec dns = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP,
-				.dport = 53, .pad = 20 };
+	struct pkt_spec dns = {
+		.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 53, .pad = 20};
 	struct fg_policy_stats s;
 
 	assert_int_equal(xdp_passed(skel, T0, &dns, 6), 6);
@@ -366,10 +362,10 @@ static void test_monitor_passes_and_counts(void **state)
 static void test_global_key_and_fragments(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec ping = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_ICMP };
+	struct pkt_spec ping = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_ICMP};
 	struct pkt_spec ping2 = ping;
-	struct pkt_spec frag = { .family = 4, .src = "10.7.7.7", .proto = IPPROTO_TCP,
-				 .dport = 22, .frag_off = 100 };
+	struct pkt_spec frag = {
+		.family = 4, .src = "10.7.7.7", .proto = IPPROTO_TCP, .dport = 22, .frag_off = 100};
 
 	ping2.src = "172.16.0.1";
 	/* per = global: every source draws on one bucket of 4 */
@@ -386,10 +382,9 @@ static void test_tc_program(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
 	int tc = bpf_program__fd(skel->progs.fg_tc);
-	struct pkt_spec a = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22,
-			      .vlans = 1 };
-	struct pkt_spec a6 = { .family = 6, .src = "2001:db8::1", .proto = IPPROTO_TCP,
-			       .dport = 22 };
+	struct pkt_spec a = {
+		.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22, .vlans = 1};
+	struct pkt_spec a6 = {.family = 6, .src = "2001:db8::1", .proto = IPPROTO_TCP, .dport = 22};
 	int i, passed = 0, verdict;
 
 	skel->bss->fg_test_now_ns = T0;
@@ -410,7 +405,7 @@ static void test_tc_program(void **state)
 static void test_live_reload_keeps_state(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
-	struct pkt_spec a = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22 };
+	struct pkt_spec a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
 	struct fg_policy_maps maps;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	struct fg_compiled *compiled = malloc(sizeof(*compiled));
@@ -445,16 +440,14 @@ static void test_verifier_instruction_counts(void **state)
 
 	(void)state;
 	assert_non_null(skel);
-	bpf_object__for_each_program(prog, skel->obj)
-	{
+	bpf_object__for_each_program (prog, skel->obj) {
 		struct floodgate_bpf *one = floodgate_bpf__open();
 		struct bpf_program *p;
 
 		unpin_all(one);
-		bpf_object__for_each_program(p, one->obj)
-		{
-			bpf_program__set_autoload(p, !strcmp(bpf_program__name(p),
-							     bpf_program__name(prog)));
+		bpf_object__for_each_program (p, one->obj) {
+			bpf_program__set_autoload(
+				p, !strcmp(bpf_program__name(p), bpf_program__name(prog)));
 		}
 		p = bpf_object__find_program_by_name(one->obj, bpf_program__name(prog));
 		bpf_program__set_log_level(p, 4);
@@ -483,8 +476,7 @@ struct flood_thread {
 static void *flood_one_cpu(void *arg)
 {
 	struct flood_thread *t = arg;
-	struct pkt_spec spec = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP,
-				 .dport = 9 };
+	struct pkt_spec spec = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
 	uint8_t buf[1600];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = t->repeat);
 	cpu_set_t set;
@@ -513,9 +505,11 @@ static __u64 flood_two_cpus(struct floodgate_bpf *skel, __u32 repeat, __u32 roun
 
 	pthread_barrier_init(&barrier, NULL, 3);
 	for (i = 0; i < 2; i++) {
-		t[i] = (struct flood_thread){ .prog_fd = bpf_program__fd(skel->progs.fg_xdp),
-					      .cpu = i, .repeat = repeat, .rounds = rounds,
-					      .barrier = &barrier };
+		t[i] = (struct flood_thread){.prog_fd = bpf_program__fd(skel->progs.fg_xdp),
+					     .cpu = i,
+					     .repeat = repeat,
+					     .rounds = rounds,
+					     .barrier = &barrier};
 		pthread_create(&tid[i], NULL, flood_one_cpu, &t[i]);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -592,8 +586,7 @@ static void test_two_cpus_naive_update_overshoots(void **state)
 		passed = flood_two_cpus(skel, 100000, 10, NULL);
 		floodgate_bpf__destroy(skel);
 	}
-	printf("two CPUs, naive update: admitted %llu, limit 100000\n",
-	       (unsigned long long)passed);
+	printf("two CPUs, naive update: admitted %llu, limit 100000\n", (unsigned long long)passed);
 	assert_true(passed > 100000);
 }
 

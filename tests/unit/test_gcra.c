@@ -13,14 +13,14 @@
 #include "fg_gcra.h"
 #include "policy.h"
 
-#define MS 1000000ULL
+#define MS  1000000ULL
 #define SEC 1000000000ULL
-#define T0 (5 * SEC)
+#define T0  (5 * SEC)
 
 static struct fg_gcra_params params_for(__u64 count, __u64 period_ns, __u64 burst, bool bytes)
 {
-	struct fg_policy_conf pc = { .rate_count = count, .rate_period_ns = period_ns,
-				     .burst = burst, .bytes = bytes };
+	struct fg_policy_conf pc = {
+		.rate_count = count, .rate_period_ns = period_ns, .burst = burst, .bytes = bytes};
 	struct fg_gcra_params p;
 
 	fg_policy_gcra(&pc, &p.interval_fp, &p.tolerance_ns);
@@ -60,9 +60,9 @@ static void test_exactly_at_tau(void **state)
 	assert_int_equal(p.tolerance_ns, 3 * MS);
 	assert_int_equal(offer(&p, &tat, T0, 1, 3), 3); /* TAT - now == tau: admitted */
 	assert_int_equal(tat, T0 + 3 * MS);
-	assert_int_equal(offer(&p, &tat, T0, 1, 1), 0);	     /* would be tau + T */
+	assert_int_equal(offer(&p, &tat, T0, 1, 1), 0);		 /* would be tau + T */
 	assert_int_equal(offer(&p, &tat, T0 + MS - 1, 1, 1), 0); /* 1 ns early */
-	assert_int_equal(offer(&p, &tat, T0 + MS, 1, 1), 1);	     /* on the boundary */
+	assert_int_equal(offer(&p, &tat, T0 + MS, 1, 1), 1);	 /* on the boundary */
 }
 
 static void test_cost_larger_than_burst(void **state)
