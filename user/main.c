@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* floodgate: command dispatch and argument parsing. */
 #include <getopt.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# A two-namespace veth lab, shared by the demo and the integration tests.
+#
+# The caller re-runs itself in a private network and mount namespace
+# (lab_enter), as xdp-tools' test runner does: its veths, its bpffs and every
+# pin vanish with it, even on a crash, and the host's interfaces are never
+# touched. The sender lives in a named netns of its own (removed by lab_down).
+#
+#   fgA  10.200.0.1/24, fd00:200::1/64   the protected host, floodgate's side
+#   fgB  (in $SENDER_NS)                 where `floodgate flood` injects frames
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FLOODGATE=${FLOODGATE:-$REPO/build/floodgate}
+SENDER_NS=fgsend$$
+
+# lab_enter "$0" "$@": re-executes the calling script inside the sandbox.
+lab_enter() {
+	local script=$1
+	shift
+	if [ -z "${FG_IN_SANDBOX:-}" ]; then
+		FG_IN_SANDBOX=1 exec unshare -n -m -- bash "$script" "$@"
+	fi
+	mount --make-rprivate /
+	# sysfs shows the netns of whoever mounted it: remount it for ours.
+	mount -t sysfs sysfs /sys
+	mount -t bpf bpf /sys/fs/bpf
+	ip link set lo up
+}
+
+lab_down() {
+	ip netns del "$SENDER_NS" 2>/dev/null
+	return 0
+}
+
+lab_up() {
+	ip netns add "$SENDER_NS"
+	ip link add fgA type veth peer name fgB
+	ip link set fgB netns "$SENDER_NS"
+	ip addr add 10.200.0.1/24 dev fgA
+	ip addr add fd00:200::1/64 dev fgA nodad
+	ip link set fgA up
+	ip -n "$SENDER_NS" link set lo up
+	ip -n "$SENDER_NS" link set fgB up
+	FGA_MAC=$(cat /sys/class/net/fgA/address)
+	# XDP_TX'd frames arrive at a veth only with an XDP program or GRO
+	# on it; GRO covers the tc-hook runs.
+	ethtool -K fgA gro on >/dev/null
+}
+
+# count_sources ADDR...: an nft netdev-ingress counter for each source. It
+# sees what XDP and tc passed, before the IP stack, then drops it so that the
+# stack does no further work.
+count_sources() {
+	local rules="" addr i=0 j
+	for addr in "$@"; do
+		if [[ $addr == *:* ]]; then
+			rules+="ip6 saddr $addr counter name c$i drop; "
+		else
+			rules+="ip saddr $addr counter name c$i drop; "
+		fi
+		i=$((i + 1))
+	done
+	nft delete table netdev fgcount 2>/dev/null
+	{
+		echo "table netdev fgcount {"
+		for ((j = 0; j < i; j++)); do echo "counter c$j { }"; done
+		echo "chain in { type filter hook ingress device fgA priority 0; $rules }"
+		echo "}"
+	} | nft -f -
+}
+
+# received INDEX: packets counted for the INDEX-th source of count_sources.
+received() {
+	nft -j list counter netdev fgcount "c$1" | python3 -c \
+		'import json,sys; print([o["counter"]["packets"] for o in json.load(sys.stdin)["nftables"] if "counter" in o][0])'
+}
+
+# flood ARGS...: runs the generator in the sender netns; JSON on stdout.
+flood() {
+	ip netns exec "$SENDER_NS" "$FLOODGATE" flood --dev fgB --dst-mac "$FGA_MAC" --json "$@"
+}
+
+# json_get JSON EXPR: evaluates a Python expression over the parsed JSON `d`.
+# wait_until SECONDS COMMAND...: polls COMMAND every 50ms until it succeeds,
+# for state the kernel releases asynchronously (RCU). Fails after SECONDS.
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.05
+	done
+}
+
+json_get() {
+	python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
+}
