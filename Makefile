@@ -41,7 +41,7 @@ deps:
 	$(Q)scripts/install-deps.sh
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h)
+BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h) user/flood.h
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))

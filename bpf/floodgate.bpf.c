@@ -17,6 +17,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "floodgate.h"
+#include "fg_algos.h"
 #include "fg_bits.h"
 #include "fg_gcra.h"
 
@@ -38,6 +39,39 @@ struct {
 	__type(value, struct fg_source_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sources SEC(".maps");
+
+/* sliding_window state; sized at load time, 1 entry when no policy uses it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_window_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} windows SEC(".maps");
+
+/* sliding_log state (about 1 KiB an entry); sized like `windows`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_LOG_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_log_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} logs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_STATE_LOCKS);
+	__type(key, __u32);
+	__type(value, struct fg_state_lock);
+} state_locks SEC(".maps");
+
+/* A zeroed fg_log_entry to create `logs` entries from. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_log_entry);
+} log_template SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -261,28 +295,53 @@ static __always_inline void fg_make_key(const struct fg_policy *policy, const st
 	}
 }
 
-/* Charges `cost` to the key's GCRA state. Returns 1 if admitted, 0 if
- * refused, and -1 if no state could be created (table full). */
-static __always_inline int fg_charge(const struct fg_policy *policy,
-				     const struct fg_source_key *key, __u64 now, __u64 cost,
-				     struct fg_global_stats *gstats)
+/* The decision for the algorithms whose whole state is one __u64 in
+ * `sources`: token_bucket and leaky_bucket (a TAT), fixed_window (a packed
+ * window index and count). */
+static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 state, __u64 now,
+					  __u64 cost, __u64 *new_state)
 {
-	struct fg_gcra_params params = {
-		.interval_fp = policy->interval_fp,
-		.tolerance_ns = policy->tolerance_ns,
-	};
+	if (policy->algorithm == FG_ALG_FIXED_WINDOW) {
+		struct fg_fixed_window_params params = {
+			.count = policy->rate_count,
+			.period_ns = policy->rate_period_ns,
+		};
+
+		return fg_fixed_window_admit(&params, state, now, cost, new_state);
+	} else {
+		struct fg_gcra_params params = {
+			.interval_fp = policy->interval_fp,
+			.tolerance_ns = policy->tolerance_ns,
+		};
+
+		return fg_gcra_admit(&params, state, now, cost, new_state);
+	}
+}
+
+static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
+{
+	if (now > *last_seen_ns && now - *last_seen_ns >= FG_LAST_SEEN_GRAIN_NS)
+		*last_seen_ns = now;
+}
+
+/* Charges `cost` to a one-word state with compare-and-swap. Returns 1 if
+ * admitted, 0 if refused, and -1 if no state could be created (table full). */
+static __always_inline int fg_charge_word(const struct fg_policy *policy,
+					  const struct fg_source_key *key, __u64 now, __u64 cost,
+					  struct fg_global_stats *gstats)
+{
 	struct fg_source_state *state;
-	__u64 new_tat = 0;
+	__u64 new_state = 0;
 	int i;
 
 	state = bpf_map_lookup_elem(&sources, key);
 	if (!state) {
 		struct fg_source_state fresh = {.last_seen_ns = now};
-		int admitted = fg_gcra_admit(&params, 0, now, cost, &new_tat);
+		int admitted = fg_decide_word(policy, 0, now, cost, &new_state);
 		long err;
 
 		if (admitted)
-			fresh.tat_ns = new_tat;
+			fresh.tat_ns = new_state;
 		else
 			fresh.dropped = 1;
 		err = bpf_map_update_elem(&sources, key, &fresh, BPF_NOEXIST);
@@ -290,40 +349,214 @@ static __always_inline int fg_charge(const struct fg_policy *policy,
 			return admitted;
 		/* Another CPU created it first: charge the state it made. */
 		if (err != -EEXIST || !(state = bpf_map_lookup_elem(&sources, key))) {
-			if (gstats)
-				gstats->insert_failed++;
+			gstats->insert_failed++;
 			return -1;
 		}
 	}
-
-	if (now - state->last_seen_ns >= FG_LAST_SEEN_GRAIN_NS && now > state->last_seen_ns)
-		state->last_seen_ns = now;
+	fg_touch(&state->last_seen_ns, now);
 
 	if (fg_test_naive_update) {
-		/* Deliberately racy, to prove the concurrency test can fail. */
-		if (!fg_gcra_admit(&params, state->tat_ns, now, cost, &new_tat)) {
+		/* Deliberately racy, to prove the concurrency tests can fail. */
+		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
 			__sync_fetch_and_add(&state->dropped, 1);
 			return 0;
 		}
-		state->tat_ns = new_tat;
+		state->tat_ns = new_state;
 		return 1;
 	}
 
 	for (i = 0; i < FG_CAS_RETRIES; i++) {
-		__u64 tat = *(volatile __u64 *)&state->tat_ns;
+		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
-		if (!fg_gcra_admit(&params, tat, now, cost, &new_tat)) {
+		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
 			__sync_fetch_and_add(&state->dropped, 1);
 			return 0;
 		}
-		if (__sync_val_compare_and_swap(&state->tat_ns, tat, new_tat) == tat)
+		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old)
 			return 1;
 	}
 	/* Refusing is the safe side: admitting here could exceed the limit. */
-	if (gstats)
-		gstats->cas_exhausted++;
+	gstats->cas_exhausted++;
 	__sync_fetch_and_add(&state->dropped, 1);
 	return 0;
+}
+
+/* The lock stripe that guards a key's multi-word state. The verifier lets
+ * a program touch other map values while it holds a lock, so one array of
+ * locks serves the LRU maps, which cannot hold a lock themselves. */
+static __always_inline struct bpf_spin_lock *fg_lock_for(const struct fg_source_key *key)
+{
+	const __u32 *words = (const __u32 *)key;
+	__u32 hash = key->policy_id, i;
+	struct fg_state_lock *stripe;
+
+#pragma unroll
+	for (i = 2; i < sizeof(*key) / 4; i++)
+		hash = (hash ^ words[i]) * 0x9e3779b1;
+	hash &= FG_STATE_LOCKS - 1;
+	stripe = bpf_map_lookup_elem(&state_locks, &hash);
+	return stripe ? &stripe->lock : NULL;
+}
+
+/* sliding_window: two counters and a window start, under a lock stripe. */
+static __always_inline int fg_charge_window(const struct fg_policy *policy,
+					    const struct fg_source_key *key, __u64 now, __u64 cost,
+					    struct fg_global_stats *gstats)
+{
+	struct fg_sliding_window_params params = {
+		.count = policy->rate_count,
+		.period_ns = policy->rate_period_ns,
+		.period_q = policy->window_period_q,
+		.shift = policy->window_shift,
+	};
+	struct fg_window_entry *entry = bpf_map_lookup_elem(&windows, key);
+	struct bpf_spin_lock *lock;
+	int admitted;
+
+	if (!entry) {
+		struct fg_window_entry fresh = {.last_seen_ns = now};
+		long err = bpf_map_update_elem(&windows, key, &fresh, BPF_NOEXIST);
+
+		entry = bpf_map_lookup_elem(&windows, key);
+		if ((err && err != -EEXIST) || !entry) {
+			gstats->insert_failed++;
+			return -1;
+		}
+	}
+	fg_touch(&entry->last_seen_ns, now);
+	lock = fg_test_naive_update ? NULL : fg_lock_for(key);
+	if (lock) {
+		bpf_spin_lock(lock);
+		admitted =
+			fg_sliding_window_admit(&params, &entry->state, now, cost, &entry->state);
+		bpf_spin_unlock(lock);
+	} else {
+		admitted =
+			fg_sliding_window_admit(&params, &entry->state, now, cost, &entry->state);
+	}
+	if (!admitted)
+		__sync_fetch_and_add(&entry->dropped, 1);
+	return admitted;
+}
+
+/* sliding_log: a ring of the last COUNT admissions, under the entry's lock.
+ * The entry is too large for the BPF stack, so a new one is copied from a
+ * zeroed per-CPU template. */
+static __always_inline int fg_charge_log(const struct fg_policy *policy,
+					 const struct fg_source_key *key, __u64 now, __u64 cost,
+					 struct fg_global_stats *gstats)
+{
+	struct fg_sliding_log_params params = {
+		.period_ns = policy->rate_period_ns,
+		.count = policy->rate_count,
+	};
+	struct fg_log_entry *entry = bpf_map_lookup_elem(&logs, key);
+	struct bpf_spin_lock *lock;
+	__u32 zero = 0;
+	int admitted;
+
+	if (!entry) {
+		struct fg_log_entry *fresh = bpf_map_lookup_elem(&log_template, &zero);
+		long err;
+
+		if (!fresh)
+			return -1;
+		err = bpf_map_update_elem(&logs, key, fresh, BPF_NOEXIST);
+		entry = bpf_map_lookup_elem(&logs, key);
+		if ((err && err != -EEXIST) || !entry) {
+			gstats->insert_failed++;
+			return -1;
+		}
+	}
+	fg_touch(&entry->last_seen_ns, now);
+	lock = fg_test_naive_update ? NULL : fg_lock_for(key);
+	if (lock) {
+		bpf_spin_lock(lock);
+		admitted = fg_sliding_log_admit(&params, &entry->state, now, cost);
+		bpf_spin_unlock(lock);
+	} else {
+		admitted = fg_sliding_log_admit(&params, &entry->state, now, cost);
+	}
+	if (!admitted)
+		__sync_fetch_and_add(&entry->dropped, 1);
+	return admitted;
+}
+
+static __always_inline int fg_charge(const struct fg_policy *policy,
+				     const struct fg_source_key *key, __u64 now, __u64 cost,
+				     struct fg_global_stats *gstats)
+{
+	switch (policy->algorithm) {
+	case FG_ALG_SLIDING_WINDOW:
+		return fg_charge_window(policy, key, now, cost, gstats);
+	case FG_ALG_SLIDING_LOG:
+		return fg_charge_log(policy, key, now, cost, gstats);
+	default:
+		return fg_charge_word(policy, key, now, cost, gstats);
+	}
+}
+
+/* Applies one policy to the packet and counts the outcome. Returns
+ * FG_VERDICT_DROP only for a refusal under action = drop. */
+static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set, __u32 slot,
+						__u32 index, const struct fg_packet *pkt,
+						__u64 pkt_len, __u64 now,
+						struct fg_global_stats *gstats)
+{
+	const struct fg_policy *policy = &set->policies[index];
+	__u32 stats_index = slot * FG_MAX_POLICIES + index;
+	struct fg_policy_stats *pstats = bpf_map_lookup_elem(&policy_stats, &stats_index);
+	struct fg_source_key key = {};
+	__u64 cost = 1;
+	int admitted;
+
+	if (!pstats)
+		return FG_VERDICT_PASS;
+	if (policy->flags & FG_POLICY_BYTES)
+		cost = pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
+	pstats->matched_packets++;
+	pstats->matched_bytes += pkt_len;
+
+	fg_make_key(policy, pkt, &key);
+	admitted = fg_charge(policy, &key, now, cost, gstats);
+	if (admitted < 0)
+		admitted = set->table_full_verdict == FG_VERDICT_PASS;
+	if (admitted) {
+		pstats->passed_packets++;
+		pstats->passed_bytes += pkt_len;
+		return FG_VERDICT_PASS;
+	}
+	if (policy->action == FG_ACTION_MONITOR) {
+		pstats->would_drop_packets++;
+		pstats->would_drop_bytes += pkt_len;
+		pstats->passed_packets++;
+		pstats->passed_bytes += pkt_len;
+		return FG_VERDICT_PASS;
+	}
+	pstats->dropped_packets++;
+	pstats->dropped_bytes += pkt_len;
+	return FG_VERDICT_DROP;
+}
+
+/*
+ * One layer of the policy walk, as a global (non-static) function: the
+ * verifier checks a global function once, on its own, instead of once per
+ * call site and loop iteration, which keeps the 64-layer walk far below the
+ * instruction limit.
+ */
+__noinline int fg_apply_layer(__u32 slot, __u32 index, const struct fg_packet *pkt, __u64 pkt_len,
+			      __u64 now)
+{
+	struct fg_global_stats *gstats;
+	struct fg_policy_set *set;
+	__u32 zero = 0;
+
+	slot &= FG_POLICY_SLOTS - 1;
+	gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	set = bpf_map_lookup_elem(&policy_sets, &slot);
+	if (!pkt || !gstats || !set || index >= FG_MAX_POLICIES)
+		return FG_VERDICT_PASS;
+	return fg_apply(set, slot, index, pkt, pkt_len, now, gstats);
 }
 
 static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __u64 pkt_len)
@@ -332,9 +565,8 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	struct fg_global_stats *gstats;
 	struct fg_policy_set *set;
 	struct fg_runtime *rt;
-	__u32 zero = 0, slot, index;
-	__u64 candidates;
-	int admitted;
+	__u32 zero = 0, slot, index, i;
+	__u64 candidates, now;
 
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
 	rt = bpf_map_lookup_elem(&runtime, &zero);
@@ -365,48 +597,25 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		return FG_VERDICT_PASS;
 	}
 
-	/* First match decides: the lowest set bit is the earliest policy in the
-	 * file. Multi-layer evaluation will walk the remaining bits here. */
-	index = fg_lowest_bit(candidates);
-	/* clang knows the table's values and would drop this bound, which
-	 * the verifier needs; hide the value from it. */
-	asm volatile("" : "+r"(index));
-	if (index >= FG_MAX_POLICIES)
-		return FG_VERDICT_PASS;
-	{
-		const struct fg_policy *policy = &set->policies[index];
-		__u32 stats_index = slot * FG_MAX_POLICIES + index;
-		struct fg_policy_stats *pstats = bpf_map_lookup_elem(&policy_stats, &stats_index);
-		struct fg_source_key key = {};
-		__u64 cost = 1;
-
-		if (!pstats)
-			return FG_VERDICT_PASS;
-		if (policy->flags & FG_POLICY_BYTES)
-			cost = pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
-		pstats->matched_packets++;
-		pstats->matched_bytes += pkt_len;
-
-		fg_make_key(policy, &pkt, &key);
-		admitted = fg_charge(policy, &key, fg_now(), cost, gstats);
-		if (admitted < 0)
-			admitted = set->table_full_verdict == FG_VERDICT_PASS;
-		if (admitted) {
-			pstats->passed_packets++;
-			pstats->passed_bytes += pkt_len;
-			return FG_VERDICT_PASS;
-		}
-		if (policy->action == FG_ACTION_MONITOR) {
-			pstats->would_drop_packets++;
-			pstats->would_drop_bytes += pkt_len;
-			pstats->passed_packets++;
-			pstats->passed_bytes += pkt_len;
-			return FG_VERDICT_PASS;
-		}
-		pstats->dropped_packets++;
-		pstats->dropped_bytes += pkt_len;
-		return FG_VERDICT_DROP;
+	/* Every matching policy is a layer, applied in file order (lowest bit
+	 * first). The packet passes only if all admit it; the first refusal
+	 * stops the walk, so later layers are not charged for a dropped
+	 * packet. */
+	now = fg_now();
+	for (i = 0; i < FG_MAX_POLICIES; i++) {
+		if (!candidates)
+			break;
+		index = fg_lowest_bit(candidates);
+		candidates &= candidates - 1;
+		/* clang knows the table's values and would drop this bound,
+		 * which the verifier needs; hide the value from it. */
+		asm volatile("" : "+r"(index));
+		if (index >= FG_MAX_POLICIES)
+			break;
+		if (fg_apply_layer(slot, index, &pkt, pkt_len, now) == FG_VERDICT_DROP)
+			return FG_VERDICT_DROP;
 	}
+	return FG_VERDICT_PASS;
 }
 
 SEC("xdp")

@@ -11,13 +11,15 @@
 #define FLOODGATE_H
 
 #include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_spin_lock */
 
-#define FG_MAX_POLICIES	       64 /* one bit each in a __u64 match mask */
-#define FG_POLICY_NAME_LEN     32
-#define FG_POLICY_SLOTS	       2 /* double-buffered policy sets for live reload */
-#define FG_PORT_SLOTS	       65536
-#define FG_MAX_SRC_PREFIXES    4096 /* entries of the src_match LPM trie */
-#define FG_DEFAULT_MAX_SOURCES 262144
+#define FG_MAX_POLICIES		   64 /* one bit each in a __u64 match mask */
+#define FG_POLICY_NAME_LEN	   32
+#define FG_POLICY_SLOTS		   2 /* double-buffered policy sets for live reload */
+#define FG_PORT_SLOTS		   65536
+#define FG_MAX_SRC_PREFIXES	   4096 /* entries of the src_match LPM trie */
+#define FG_DEFAULT_MAX_SOURCES	   262144
+#define FG_DEFAULT_MAX_LOG_SOURCES 16384 /* sliding_log entries are ~1 KiB */
 
 /* Fractional bits of fg_policy.interval_fp (ns per unit of cost). */
 #define FG_GCRA_FRAC_BITS 16
@@ -36,7 +38,11 @@ enum fg_action {
 };
 
 enum fg_algorithm {
-	FG_ALG_TOKEN_BUCKET = 0, /* GCRA */
+	FG_ALG_TOKEN_BUCKET = 0,   /* GCRA; state in `sources` */
+	FG_ALG_FIXED_WINDOW = 1,   /* state in `sources` */
+	FG_ALG_SLIDING_WINDOW = 2, /* state in `windows` */
+	FG_ALG_SLIDING_LOG = 3,	   /* state in `logs` */
+	FG_ALG_LEAKY_BUCKET = 4,   /* GCRA meter; state in `sources` */
 };
 
 enum fg_key_kind {
@@ -81,6 +87,49 @@ struct fg_source_state {
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
 
+/* sliding_window state (include/fg_algos.h has the algorithm). */
+struct fg_sliding_window_state {
+	__u64 start_ns; /* start of the current window, a multiple of the period */
+	__u32 cur;	/* units admitted in [start_ns, start_ns + period) */
+	__u32 prev;	/* units admitted in [start_ns - period, start_ns) */
+};
+
+/* Value of the `windows` LRU hash (sliding_window), same key as `sources`.
+ * The state is two words, so it is changed under one of the `state_locks`,
+ * not by CAS (the kernel allows no bpf_spin_lock in an LRU hash value). */
+struct fg_window_entry {
+	struct fg_sliding_window_state state;
+	__u64 last_seen_ns;
+	__u64 dropped;
+};
+
+/* The cap on COUNT for sliding_log: the ring holds the last COUNT
+ * admissions of a key. 128 x 8 bytes keeps an entry near 1 KiB. */
+#define FG_SLIDING_LOG_MAX 128
+
+/* Value of the `state_locks` array: the locks that guard `windows` and
+ * `logs` entries, striped by a hash of the key. */
+#define FG_STATE_LOCKS 1024
+struct fg_state_lock {
+	struct bpf_spin_lock lock;
+};
+_Static_assert((FG_SLIDING_LOG_MAX & (FG_SLIDING_LOG_MAX - 1)) == 0,
+	       "FG_SLIDING_LOG_MAX must be a power of two (the ring is masked)");
+
+struct fg_sliding_log_state {
+	__u64 ring[FG_SLIDING_LOG_MAX]; /* admission time + 1; 0 = empty */
+	__u32 head;			/* next slot to overwrite: the oldest */
+	__u32 pad;
+};
+
+/* Value of the `logs` LRU hash (sliding_log), same key as `sources`;
+ * changed under one of the `state_locks`. */
+struct fg_log_entry {
+	__u64 last_seen_ns;
+	__u64 dropped;
+	struct fg_sliding_log_state state;
+};
+
 /* One compiled policy. The match itself is folded into the bitmasks of
  * struct fg_policy_set, dport_match and src_match, so nothing here is
  * parsed or looped over per packet. */
@@ -95,12 +144,14 @@ struct fg_policy {
 	__u16 pad;
 	__u32 mask_v4_be;    /* prefix_v4 as a netmask */
 	__u64 mask_v6_be[2]; /* prefix_v6 as a netmask */
-	__u64 interval_fp;   /* T = period/count in ns << FG_GCRA_FRAC_BITS */
-	__u64 tolerance_ns;  /* tau = burst * T */
-	/* As configured; for status and bpftool only. */
-	__u64 rate_count;
+	__u64 interval_fp;   /* GCRA: T = period/count in ns << FG_GCRA_FRAC_BITS */
+	__u64 tolerance_ns;  /* GCRA: tau = burst * T */
+	__u64 rate_count;    /* COUNT of rate = COUNT/PERIOD */
 	__u64 rate_period_ns;
 	__u64 burst;
+	__u64 window_period_q; /* sliding_window: period >> window_shift */
+	__u32 window_shift;
+	__u32 pad2;
 	char name[FG_POLICY_NAME_LEN];
 };
 

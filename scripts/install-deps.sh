@@ -9,7 +9,7 @@ packages=(
 	libbpf-dev bpftool libxdp-dev xdp-tools
 	libelf-dev zlib1g-dev libcmocka-dev
 	iproute2 ethtool util-linux
-	nftables iptables gnuplot-nox
+	nftables iptables gnuplot-nox python3
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -196,7 +196,8 @@ static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) X(cas_exhausted)
 #define POLICY_FIELDS(X)                                                                           \
 	X(matched_packets)                                                                         \
-	X(matched_bytes) X(passed_packets) X(passed_bytes) X(dropped_packets) X(dropped_bytes)     \
+	X(matched_bytes)                                                                           \
+	X(passed_packets) X(passed_bytes) X(dropped_packets) X(dropped_bytes)                      \
 		X(would_drop_packets) X(would_drop_bytes)
 
 static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,

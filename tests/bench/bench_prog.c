@@ -31,17 +31,26 @@ struct scenario {
 };
 
 static const struct scenario scenarios[] = {
-	{ "token_bucket, hot key, admitted", "[policy p]\nmatch = udp\nrate = 1000000000/s\n",
-	  { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9 }, false },
-	{ "token_bucket, hot key, dropped", "[policy p]\nmatch = udp\nrate = 10/s\n",
-	  { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9 }, false },
-	{ "token_bucket, hot key, IPv6 /64", "[policy p]\nmatch = udp\nrate = 10/s\n",
-	  { .family = 6, .src = "2001:db8::1", .proto = IPPROTO_UDP, .dport = 9 }, false },
-	{ "token_bucket, hot key, dropped, no clock", "[policy p]\nmatch = udp\nrate = 10/s\n",
-	  { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9 }, true },
-	{ "src-restricted policy (LPM lookup)",
-	  "[policy p]\nmatch = udp dport 9\nsrc = 10.0.0.0/8\nrate = 10/s\n",
-	  { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9 }, false },
+	{"token_bucket, hot key, admitted",
+	 "[policy p]\nmatch = udp\nrate = 1000000000/s\n",
+	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
+	 false},
+	{"token_bucket, hot key, dropped",
+	 "[policy p]\nmatch = udp\nrate = 10/s\n",
+	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
+	 false},
+	{"token_bucket, hot key, IPv6 /64",
+	 "[policy p]\nmatch = udp\nrate = 10/s\n",
+	 {.family = 6, .src = "2001:db8::1", .proto = IPPROTO_UDP, .dport = 9},
+	 false},
+	{"token_bucket, hot key, dropped, no clock",
+	 "[policy p]\nmatch = udp\nrate = 10/s\n",
+	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
+	 true},
+	{"src-restricted policy (LPM lookup)",
+	 "[policy p]\nmatch = udp dport 9\nsrc = 10.0.0.0/8\nrate = 10/s\n",
+	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
+	 false},
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -74,8 +83,7 @@ static struct floodgate_bpf *load_floodgate(const char *config, bool frozen_cloc
 
 	if (!skel || !cfg || !compiled)
 		exit(1);
-	bpf_object__for_each_map(map, skel->obj)
-	{
+	bpf_object__for_each_map (map, skel->obj) {
 		bpf_map__set_pin_path(map, NULL);
 	}
 	skel->rodata->fg_test_clock = frozen_clock;
@@ -96,7 +104,7 @@ int main(void)
 	struct floodgate_bpf *skels[sizeof(scenarios) / sizeof(scenarios[0])];
 	double base[ROUNDS], ns[sizeof(scenarios) / sizeof(scenarios[0])][ROUNDS], base_med;
 	struct baseline_bpf *baseline = baseline_bpf__open_and_load();
-	struct pkt_spec any = { .family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9 };
+	struct pkt_spec any = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
 	int r;
 
 	if (geteuid() != 0 || !baseline) {
@@ -108,7 +116,8 @@ int main(void)
 	for (r = 0; r < ROUNDS; r++) {
 		base[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), &any);
 		for (i = 0; i < n; i++)
-			ns[i][r] = run_ns(bpf_program__fd(skels[i]->progs.fg_xdp), &scenarios[i].pkt);
+			ns[i][r] =
+				run_ns(bpf_program__fd(skels[i]->progs.fg_xdp), &scenarios[i].pkt);
 	}
 	qsort(base, ROUNDS, sizeof(double), cmp_double);
 	base_med = base[ROUNDS / 2];

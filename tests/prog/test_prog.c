@@ -201,7 +201,7 @@ static void test_ipv4_burst_then_rate(void **state)
 	struct pkt_spec b = a;
 	struct fg_policy_stats s;
 
-	b.src = "10.0.0.2";
+	b.src = "10.0.9.2";
 	/* burst 5, then nothing at the same instant */
 	assert_int_equal(xdp_passed(skel, T0, &a, 8), 5);
 	/* 10/s: one token per 100ms, exactly at the boundary */
@@ -210,7 +210,10 @@ static void test_ipv4_burst_then_rate(void **state)
 	/* idle time refills to the burst, never beyond */
 	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &a, 20), 5);
 	/* another /32 has its own bucket */
-	assert_int_equal(xdp_passed(skel, T0, &b, 8), 5);
+	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &b, 8), 5);
+	/* every ssh packet that passed was charged to the default layer too;
+	 * the refused ones were not */
+	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 5 + 1 + 5 + 5);
 
 	s = policy_stats(skel, P_SSH);
 	assert_int_equal(s.matched_packets, 8 + 1 + 3 + 20 + 8);
@@ -375,7 +378,8 @@ static void test_global_key_and_fragments(void **state)
 	/* a later fragment has no ports: not ssh's, the default's (burst 10) */
 	assert_int_equal(xdp_passed(skel, T0, &frag, 12), 10);
 	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 0);
-	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 12);
+	/* the 5 pings that passed the ping layer met the default layer too */
+	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 5 + 12);
 }
 
 static void test_tc_program(void **state)

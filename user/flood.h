@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `floodgate flood`: a traffic generator for tests and benchmarks. It injects
+ * frames into a device with BPF_PROG_TEST_RUN in live-frames mode; the XDP
+ * program bpf/flood.bpf.c writes each frame and returns XDP_TX.
+ *
+ * This header also holds the data layout shared with bpf/flood.bpf.c (which
+ * includes it): the skeleton names these types but does not define them.
+ * The Makefile does not know that the BPF object depends on this file, so
+ * after changing the layout, rebuild build/flood.skel.h (make clean).
+ */
+#ifndef FG_FLOOD_H
+#define FG_FLOOD_H
+
+#include <linux/types.h>
+
+#define FLOOD_MAX_CPUS	  1024	     /* slots[]: CPUs with a higher id are not used */
+#define FLOOD_TMPL_BYTES  80	     /* >= 74, the Ethernet + IPv6 + TCP headers */
+#define FLOOD_MAX_SHUFFLE (1U << 24) /* sources of a shuffled range (64 MiB map) */
+
+enum flood_src_mode {
+	FLOOD_SRC_SEQ = 0,     /* base + (i mod nsrc) */
+	FLOOD_SRC_SHUFFLE = 1, /* base + flood_perm[i mod nsrc] */
+	FLOOD_SRC_RANDOM = 2,  /* base | (random & mask), per 32-bit word */
+};
+
+/* One per CPU, in .bss: written by userspace between test_run calls, and by
+ * the program during them. */
+struct flood_slot {
+	__u64 seq;  /* global sequence number of the next frame */
+	__u64 sent; /* frames this CPU returned XDP_TX for, ever */
+	__u32 pos;  /* seq mod nsrc, kept to avoid a division per frame */
+	__u32 pad;
+	__u64 spare[5]; /* one cache line per slot */
+};
+
+/* The frame's headers (Ethernet, IP, L4), rewritten on every frame. */
+union flood_tmpl {
+	__u8 b[FLOOD_TMPL_BYTES];
+	__u16 h[FLOOD_TMPL_BYTES / 2];
+	__u32 w[FLOOD_TMPL_BYTES / 4];
+	__u64 d[FLOOD_TMPL_BYTES / 8];
+};
+
+#ifndef __bpf__
+/* argv[0] is "flood". Returns 0, 1 (runtime failure) or 2 (bad usage). */
+int fg_cmd_flood(int argc, char **argv);
+#endif
+
+#endif /* FG_FLOOD_H */
