@@ -27,7 +27,10 @@ legit=(10.0.2.1 10.0.2.2 10.0.2.3 10.0.2.4)
 count_sources "${abusers[@]}" "${legit[@]}"
 
 echo "== flooding for ${SECONDS_TO_FLOOD}s: 4 abusers at $((ABUSER_PPS / 4)) pps each, 4 legitimate sources at $((LEGIT_PPS / 4)) pps each"
-flood --dst 10.200.0.1 --src 10.0.2.1+4 --rate $LEGIT_PPS --duration $SECONDS_TO_FLOOD >/tmp/fg-demo-legit.$$ &
+# One frame per call: a second generator cannot pin its program to fgB, and
+# single-frame test runs skip the kernel's per-call XDP dispatcher update.
+flood --dst 10.200.0.1 --src 10.0.2.1+4 --rate $LEGIT_PPS --duration $SECONDS_TO_FLOOD \
+	--batch 1 >/tmp/fg-demo-legit.$$ &
 legit_pid=$!
 abuse=$(flood --dst 10.200.0.1 --src 10.0.1.1+4 --rate $ABUSER_PPS --duration $SECONDS_TO_FLOOD)
 wait $legit_pid
@@ -54,6 +57,6 @@ echo
 "$FLOODGATE" stats fgA
 echo
 echo "== per-source state, as bpftool shows it (first entry)"
-bpftool map dump pinned /sys/fs/bpf/floodgate/fgA/sources | head -22
+bpftool map dump pinned /sys/fs/bpf/floodgate/fgA/sources | sed -n '1,17p'
 "$FLOODGATE" unload fgA
 echo "== lab removed"

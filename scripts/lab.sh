@@ -60,7 +60,7 @@ count_sources() {
 		fi
 		i=$((i + 1))
 	done
-	nft delete table netdev fgcount 2>/dev/null
+	nft delete table netdev fgcount 2>/dev/null || true
 	{
 		echo "table netdev fgcount {"
 		for ((j = 0; j < i; j++)); do echo "counter c$j { }"; done

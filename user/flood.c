@@ -1090,7 +1090,10 @@ int fg_cmd_flood(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	hold = hold_in_dispatcher(skel, ifindex, o.dev);
+	/* A single-frame test run never touches the dispatcher; leave the
+	 * device free for another generator that needs it. */
+	if (o.batch > 1)
+		hold = hold_in_dispatcher(skel, ifindex, o.dev);
 	if (o.src_mode == FLOOD_SRC_SHUFFLE) {
 		err = fill_perm(skel, o.nsrc, o.seed, &perm);
 		if (err) {
