@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 
 #include "config.h"
+#include "fg_algos.h"
 
 const char fg_default_config[] = "# floodgate built-in policy (floodgate load IFACE without -c)\n"
 				 "hook = xdp\n"
@@ -41,10 +42,11 @@ const char fg_default_config[] = "# floodgate built-in policy (floodgate load IF
 				 "rate = 10000/s\n"
 				 "burst = 20000\n";
 
-#define MAX_SOURCES_LIMIT 16777216U
-#define NS_PER_S	  1000000000ULL
-#define MAX_BYTE_BURST	  (FG_MAX_BURST * 1500)
-#define REFILL_LIMIT_NS	  (1ULL << 62)
+#define MAX_SOURCES_LIMIT	 16777216U
+#define NS_PER_S		 1000000000ULL
+#define MAX_BYTE_BURST		 (FG_MAX_BURST * 1500)
+#define REFILL_LIMIT_NS		 (1ULL << 62)
+#define LEAKY_DEFAULT_BYTE_DEPTH 1514ULL
 
 #define LIST_SEPS     ", \t"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -787,8 +789,11 @@ static int parse_burst(struct parser *p, const char *v)
 
 static int policy_key(struct parser *p, const char *key, char *v)
 {
-	static const char *const algorithms[] = {"token_bucket", NULL};
-	static const __u8 algorithm_values[] = {FG_ALG_TOKEN_BUCKET};
+	static const char *const algorithms[] = {"token_bucket", "fixed_window", "sliding_window",
+						 "sliding_log",	 "leaky_bucket", NULL};
+	static const __u8 algorithm_values[] = {FG_ALG_TOKEN_BUCKET, FG_ALG_FIXED_WINDOW,
+						FG_ALG_SLIDING_WINDOW, FG_ALG_SLIDING_LOG,
+						FG_ALG_LEAKY_BUCKET};
 	static const char *const actions[] = {"drop", "monitor", NULL};
 	static const __u8 action_values[] = {FG_ACTION_DROP, FG_ACTION_MONITOR};
 	struct fg_policy_conf *pol = p->pol;
@@ -819,7 +824,9 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	case P_PER:
 		return parse_per(p, v);
 	case P_ALGORITHM:
-		return parse_choice(p, key, v, algorithms, algorithm_values, "token_bucket",
+		return parse_choice(p, key, v, algorithms, algorithm_values,
+				    "token_bucket, fixed_window, sliding_window, sliding_log or "
+				    "leaky_bucket",
 				    &pol->algorithm);
 	case P_RATE:
 		return parse_rate(p, v);
@@ -828,6 +835,56 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	case P_ACTION:
 		return parse_choice(p, key, v, actions, action_values, "drop or monitor",
 				    &pol->action);
+	}
+	return 0;
+}
+
+static const char *algorithm_name(__u8 algorithm)
+{
+	static const char *const names[] = {"token_bucket", "fixed_window", "sliding_window",
+					    "sliding_log", "leaky_bucket"};
+
+	return algorithm < ARRAY_SIZE(names) ? names[algorithm] : "?";
+}
+
+/* The limits each algorithm adds to the common ones (see fg_algos.h). */
+static int check_algorithm(struct parser *p)
+{
+	struct fg_policy_conf *pol = p->pol;
+	int line = p->policy_line[P_ALGORITHM] ? p->policy_line[P_ALGORITHM] : pol->line;
+	const char *name = algorithm_name(pol->algorithm);
+
+	switch (pol->algorithm) {
+	case FG_ALG_SLIDING_LOG:
+		if (pol->bytes)
+			return fail(p, line,
+				    "sliding_log counts packets, not bytes (expected a packet rate "
+				    "such as 5/s, or another algorithm for '%s')",
+				    p->rate_text);
+		if (pol->rate_count > FG_SLIDING_LOG_MAX)
+			return fail(p, p->policy_line[P_RATE],
+				    "sliding_log keeps at most %d timestamps per key, not %llu "
+				    "(expected COUNT <= %d, e.g. 100/10s as 10/s)",
+				    FG_SLIDING_LOG_MAX, (unsigned long long)pol->rate_count,
+				    FG_SLIDING_LOG_MAX);
+		__attribute__((fallthrough)); /* a log is a window of COUNT */
+	case FG_ALG_FIXED_WINDOW:
+	case FG_ALG_SLIDING_WINDOW:
+		if (pol->rate_count > FG_WINDOW_MAX_COUNT)
+			return fail(p, p->policy_line[P_RATE],
+				    "%s counts at most %llu per window (expected a smaller COUNT "
+				    "or a shorter period)",
+				    name, FG_WINDOW_MAX_COUNT);
+		if (p->policy_line[P_BURST] && pol->burst != pol->rate_count)
+			return fail(p, p->policy_line[P_BURST],
+				    "%s admits exactly COUNT per PERIOD, so burst %llu does not "
+				    "apply (expected no burst, or burst = %llu)",
+				    name, (unsigned long long)pol->burst,
+				    (unsigned long long)pol->rate_count);
+		break;
+	case FG_ALG_LEAKY_BUCKET:
+	case FG_ALG_TOKEN_BUCKET:
+		break;
 	}
 	return 0;
 }
@@ -845,7 +902,13 @@ static int finish_policy(struct parser *p)
 	if (!p->policy_line[P_RATE])
 		return fail(p, pol->line, "policy '%s' has no 'rate' (expected e.g. rate = 100/s)",
 			    pol->name);
-	if (!p->policy_line[P_BURST]) {
+	if (check_algorithm(p))
+		return -EINVAL;
+	if (!p->policy_line[P_BURST] && pol->algorithm == FG_ALG_LEAKY_BUCKET) {
+		/* A meter's depth: one packet, or one full-size frame of bytes
+		 * (a smaller depth would refuse every large packet). */
+		pol->burst = pol->bytes ? LEAKY_DEFAULT_BYTE_DEPTH : 1;
+	} else if (!p->policy_line[P_BURST]) {
 		__u64 max = pol->bytes ? MAX_BYTE_BURST : FG_MAX_BURST;
 
 		if (pol->rate_count > max)

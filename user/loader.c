@@ -129,6 +129,8 @@ static struct floodgate_bpf *open_skeleton(const char *pin_dir, const struct fg_
 		return NULL;
 	}
 	bpf_map__set_max_entries(skel->maps.sources, cfg->max_sources);
+	bpf_map__set_max_entries(skel->maps.windows, fg_windows_entries(cfg));
+	bpf_map__set_max_entries(skel->maps.logs, fg_logs_entries(cfg));
 	bpf_program__set_autoload(skel->progs.fg_xdp, hook == FG_HOOK_XDP);
 	bpf_program__set_autoload(skel->progs.fg_tc, hook == FG_HOOK_TC);
 	return skel;
@@ -411,6 +413,15 @@ out:
 	return ret;
 }
 
+/* Is the map at least `entries` large? */
+static bool map_fits(int fd, __u32 entries)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return !bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries >= entries;
+}
+
 int fg_cmd_reload(const char *ifname, const char *config_path)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
@@ -436,6 +447,14 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 			"load (loaded with %llu)\n",
 			config_path ? config_path : "<default>",
 			(unsigned long long)pinned.rt.max_sources);
+		ret = FG_EXIT_CONFIG;
+		goto out;
+	}
+	if (!map_fits(pinned.windows, fg_windows_entries(cfg)) ||
+	    !map_fits(pinned.logs, fg_logs_entries(cfg))) {
+		pr_warn("%s: a sliding_window or sliding_log policy needs a state table that "
+			"was not created at load time (unload and load to add one)\n",
+			config_path ? config_path : "<default>");
 		ret = FG_EXIT_CONFIG;
 		goto out;
 	}

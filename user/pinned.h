@@ -13,13 +13,16 @@ struct floodgate_bpf;
 struct fg_pinned {
 	struct fg_policy_maps maps;
 	int sources;
+	int windows;
+	int logs;
 	int global_stats;
 	struct fg_runtime rt; /* read at open */
 };
 
 #define FG_PINNED_INIT                                                                             \
 	{                                                                                          \
-		.maps = {-1, -1, -1, -1, -1}, .sources = -1, .global_stats = -1                    \
+		.maps = {-1, -1, -1, -1, -1}, .sources = -1, .windows = -1, .logs = -1,            \
+		.global_stats = -1                                                                 \
 	}
 
 void fg_pin_dir(const char *ifname, char *buf, size_t size);

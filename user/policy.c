@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fg_algos.h"
 #include "fg_gcra.h"
 #include "policy.h"
 
@@ -39,7 +40,9 @@ static void prefix_mask(__u8 *mask, unsigned int bytes, unsigned int prefix_len)
 static void compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->id = fg_policy_id(pc->name);
+	/* The algorithm is part of the id: a reload that changes it starts
+	 * fresh state instead of misreading the old algorithm's. */
+	p->id = fg_policy_id(pc->name) ^ (__u32)pc->algorithm * 0x9e3779b1u;
 	p->algorithm = pc->algorithm;
 	p->action = pc->action;
 	p->key_kind = pc->key_kind;
@@ -49,6 +52,15 @@ static void compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 	prefix_mask((__u8 *)&p->mask_v4_be, 4, pc->prefix_v4);
 	prefix_mask((__u8 *)p->mask_v6_be, 16, pc->prefix_v6);
 	fg_policy_gcra(pc, &p->interval_fp, &p->tolerance_ns);
+	if (pc->algorithm == FG_ALG_SLIDING_WINDOW) {
+		struct fg_sliding_window_params window = {};
+
+		/* The validator enforced the limits, so this cannot fail. */
+		fg_sliding_window_params_init(&window, pc->rate_count, pc->rate_period_ns,
+					      pc->rate_count, pc->bytes);
+		p->window_period_q = window.period_q;
+		p->window_shift = window.shift;
+	}
 	p->rate_count = pc->rate_count;
 	p->rate_period_ns = pc->rate_period_ns;
 	p->burst = pc->burst;
@@ -264,6 +276,29 @@ out:
 	free(to);
 	free(values);
 	return err;
+}
+
+bool fg_config_uses(const struct fg_config *cfg, __u8 algorithm)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_policies; i++)
+		if (cfg->policies[i].algorithm == algorithm)
+			return true;
+	return false;
+}
+
+__u32 fg_windows_entries(const struct fg_config *cfg)
+{
+	return fg_config_uses(cfg, FG_ALG_SLIDING_WINDOW) ? cfg->max_sources : 1;
+}
+
+__u32 fg_logs_entries(const struct fg_config *cfg)
+{
+	if (!fg_config_uses(cfg, FG_ALG_SLIDING_LOG))
+		return 1;
+	return cfg->max_sources < FG_DEFAULT_MAX_LOG_SOURCES ? cfg->max_sources
+							     : FG_DEFAULT_MAX_LOG_SOURCES;
 }
 
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot)

@@ -47,6 +47,15 @@ int fg_policy_carry_stats(const struct fg_policy_maps *maps, __u32 from_slot, __
 /* Makes `slot` the one the datapath reads, in one map update. */
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot);
 
+/* Does any policy use `algorithm`? */
+bool fg_config_uses(const struct fg_config *cfg, __u8 algorithm);
+
+/* Entries of the `windows` and `logs` maps a config needs: a single entry
+ * when no policy uses the algorithm (they are preallocated), else
+ * max_sources (capped at FG_DEFAULT_MAX_LOG_SOURCES for the ~1 KiB logs). */
+__u32 fg_windows_entries(const struct fg_config *cfg);
+__u32 fg_logs_entries(const struct fg_config *cfg);
+
 /* The GCRA interval and tolerance a policy compiles to. */
 void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *tolerance_ns);
 

@@ -16,6 +16,14 @@
 #include "log.h"
 #include "pinned.h"
 
+static const char *algorithm_name(__u8 algorithm)
+{
+	static const char *const names[] = {"token_bucket", "fixed_window", "sliding_window",
+					    "sliding_log", "leaky_bucket"};
+
+	return algorithm < sizeof(names) / sizeof(names[0]) ? names[algorithm] : "?";
+}
+
 static const char *action_name(__u8 action)
 {
 	return action == FG_ACTION_MONITOR ? "monitor" : "drop";
@@ -120,7 +128,8 @@ static int status_one(const char *ifname)
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)pinned.rt.generation,
 	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");
-	printf("  %-20s %-16s %-12s %-16s %s\n", "POLICY", "RATE", "BURST", "PER", "ACTION");
+	printf("  %-20s %-15s %-16s %-12s %-16s %s\n", "POLICY", "ALGORITHM", "RATE", "BURST",
+	       "PER", "ACTION");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &set->policies[i];
 
@@ -129,8 +138,9 @@ static int status_one(const char *ifname)
 			snprintf(per, sizeof(per), "global");
 		else
 			snprintf(per, sizeof(per), "src/%u src/%u", p->prefix_v4, p->prefix_v6);
-		printf("  %-20s %-16s %-12" PRIu64 " %-16s %s\n", p->name, rate, (uint64_t)p->burst,
-		       per, action_name(p->action));
+		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-16s %s\n", p->name,
+		       algorithm_name(p->algorithm), rate, (uint64_t)p->burst, per,
+		       action_name(p->action));
 	}
 	fg_pinned_close(&pinned);
 	free(set);
@@ -197,8 +207,9 @@ static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 #define POLICY_FIELDS(X)                                                                           \
 	X(matched_packets)                                                                         \
 	X(matched_bytes)                                                                           \
-	X(passed_packets) X(passed_bytes) X(dropped_packets) X(dropped_bytes)                      \
-		X(would_drop_packets) X(would_drop_bytes)
+	X(passed_packets)                                                                          \
+	X(passed_bytes)                                                                            \
+	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
 
 static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
 			     const struct fg_global_stats *g, const struct fg_policy_set *set,

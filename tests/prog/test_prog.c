@@ -468,6 +468,145 @@ static void test_verifier_instruction_counts(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* --- each algorithm's signature, with an injected clock ------------------- */
+
+/* A skeleton with the test clock and one config; the test destroys it. */
+static struct floodgate_bpf *load_with(const char *config)
+{
+	struct floodgate_bpf *skel = load_skel(true, false);
+
+	assert_non_null(skel);
+	assert_int_equal(push_config(skel, config), 0);
+	return skel;
+}
+
+static const struct pkt_spec udp_a = {
+	.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
+
+static void test_fixed_window_admits_seam_burst(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy w]\nmatch = any\nalgorithm = fixed_window\nrate = 10/s\n");
+
+	(void)state;
+	/* the last ms of window 1000 and the first of window 1001: 2 x COUNT
+	 * within 1 ms, the documented behaviour */
+	assert_int_equal(xdp_passed(skel, T0 + 999 * MS, &udp_a, 20), 10);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 20), 10);
+	assert_int_equal(xdp_passed(skel, T0 + SEC + 999 * MS, &udp_a, 5), 0);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_sliding_window_refuses_seam_burst(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy w]\nmatch = any\nalgorithm = sliding_window\nrate = 10/s\n");
+
+	(void)state;
+	assert_int_equal(xdp_passed(skel, T0 + 999 * MS, &udp_a, 20), 10);
+	/* at the seam the previous window still weighs 10 x (1 - 0): nothing */
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 20), 0);
+	/* halfway, it weighs 5: five more */
+	assert_int_equal(xdp_passed(skel, T0 + SEC + 500 * MS, &udp_a, 20), 5);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_sliding_log_is_exact(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy l]\nmatch = any\nalgorithm = sliding_log\nrate = 5/s\n");
+	int i;
+
+	(void)state;
+	for (i = 0; i < 5; i++)
+		assert_int_equal(xdp_passed(skel, T0 + i * 100 * MS, &udp_a, 1), 1);
+	/* five in the last second: refused until the first is exactly 1 s old */
+	assert_int_equal(xdp_passed(skel, T0 + 500 * MS, &udp_a, 3), 0);
+	assert_int_equal(xdp_passed(skel, T0 + 999 * MS, &udp_a, 3), 0);
+	assert_int_equal(xdp_passed(skel, T0 + SEC - 1, &udp_a, 1), 0);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 3), 1);
+	assert_int_equal(xdp_passed(skel, T0 + SEC + 100 * MS, &udp_a, 3), 1);
+	assert_int_equal(policy_stats(skel, 0).passed_packets, 7);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, 3 + 3 + 1 + 2 + 2);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_leaky_bucket_constant_spacing(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy m]\nmatch = any\nalgorithm = leaky_bucket\nrate = 10/s\n");
+	__u64 t, last = 0;
+	int admitted = 0;
+
+	(void)state;
+	/* no initial burst: depth 1 */
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 5), 1);
+	last = T0;
+	for (t = T0 + MS; t <= T0 + SEC; t += MS) {
+		if (xdp_at(skel, t, &udp_a) != XDP_PASS)
+			continue;
+		assert_true(t - last >= 100 * MS); /* never closer than T */
+		last = t;
+		admitted++;
+	}
+	assert_int_equal(admitted, 10);
+	floodgate_bpf__destroy(skel);
+}
+
+/* Byte mode: 1000-byte frames against 3000 B buckets. */
+static void test_byte_limits(void **state)
+{
+	static const struct {
+		const char *config;
+		int at_once, after_1s;
+	} cases[] = {
+		{"[policy b]\nmatch = any\nrate = 1000B/s\nburst = 3000B\n", 3, 1},
+		{"[policy b]\nmatch = any\nalgorithm = fixed_window\nrate = 3000B/s\n", 3, 3},
+		{"[policy b]\nmatch = any\nalgorithm = sliding_window\nrate = 3000B/s\n", 3, 0},
+		{"[policy b]\nmatch = any\nalgorithm = leaky_bucket\nrate = 1000B/s\n", 1, 1},
+	};
+	struct pkt_spec kb = udp_a;
+	size_t i;
+
+	(void)state;
+	kb.pad = 1000 - (14 + 20 + 8);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct floodgate_bpf *skel = load_with(cases[i].config);
+
+		assert_int_equal(xdp_passed(skel, T0, &kb, 10), cases[i].at_once);
+		assert_int_equal(xdp_passed(skel, T0 + SEC, &kb, 10), cases[i].after_1s);
+		assert_int_equal(policy_stats(skel, 0).passed_bytes,
+				 1000ULL * (cases[i].at_once + cases[i].after_1s));
+		floodgate_bpf__destroy(skel);
+	}
+}
+
+/* Layers: per address, per /24, global. Each binds in turn, and a packet a
+ * layer refuses is not charged to the layers after it. */
+static void test_layers_bind_in_turn(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy ip]\nmatch = any\nrate = 1/s\nburst = 4\n"
+					       "[policy net]\nmatch = any\nper = src/24\n"
+					       "rate = 1/s\nburst = 6\n"
+					       "[policy all]\nmatch = any\nper = global\n"
+					       "rate = 1/s\nburst = 8\n");
+	struct pkt_spec a = udp_a, b = udp_a, c = udp_a, far = udp_a;
+
+	(void)state;
+	b.src = "10.0.0.2";
+	c.src = "10.0.0.3";
+	far.src = "192.0.2.9";
+	assert_int_equal(xdp_passed(skel, T0, &a, 10), 4);   /* the per-address layer */
+	assert_int_equal(xdp_passed(skel, T0, &b, 10), 2);   /* the /24 layer: 6 - 4 */
+	assert_int_equal(xdp_passed(skel, T0, &far, 10), 2); /* the global layer: 8 - 6 */
+	assert_int_equal(xdp_passed(skel, T0, &c, 10), 0);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 40);
+	assert_int_equal(policy_stats(skel, 1).matched_packets, 4 + 4 + 4 + 4);
+	assert_int_equal(policy_stats(skel, 2).matched_packets, 4 + 2 + 4);
+	assert_int_equal(policy_stats(skel, 2).passed_packets, 8);
+	floodgate_bpf__destroy(skel);
+}
+
 /* --- two CPUs, one key ---------------------------------------------------- */
 
 struct flood_thread {
@@ -553,6 +692,40 @@ static void test_two_cpus_frozen_clock_exact(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* Every algorithm under the same two-CPU flood with time standing still
+ * admits exactly its limit. */
+static void test_two_cpus_every_algorithm_exact(void **state)
+{
+	static const struct {
+		const char *config;
+		__u64 limit;
+	} cases[] = {
+		{"[policy a]\nmatch = any\nalgorithm = fixed_window\nrate = 100000/s\n", 100000},
+		{"[policy a]\nmatch = any\nalgorithm = sliding_window\nrate = 100000/s\n", 100000},
+		{"[policy a]\nmatch = any\nalgorithm = sliding_log\nrate = 128/s\n", 128},
+		{"[policy a]\nmatch = any\nalgorithm = leaky_bucket\nrate = 1000/s\n"
+		 "burst = 100000\n",
+		 100000},
+		/* byte mode: the flood's frames are 42 bytes */
+		{"[policy a]\nmatch = any\nrate = 1000B/s\nburst = 4200000B\n", 100000},
+	};
+	size_t i;
+
+	(void)state;
+	skip_unless_two_cpus();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct floodgate_bpf *skel = load_with(cases[i].config);
+		__u64 passed;
+
+		skel->bss->fg_test_now_ns = T0;
+		passed = flood_two_cpus(skel, 100000, 10, NULL);
+		printf("two CPUs, frozen clock, case %zu: admitted %llu, limit %llu\n", i,
+		       (unsigned long long)passed, (unsigned long long)cases[i].limit);
+		assert_int_equal(passed, cases[i].limit);
+		floodgate_bpf__destroy(skel);
+	}
+}
+
 static void test_two_cpus_real_clock_bounded(void **state)
 {
 	struct floodgate_bpf *skel = load_skel(false, false);
@@ -607,8 +780,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_global_key_and_fragments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tc_program, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_live_reload_keeps_state, setup, teardown),
+		cmocka_unit_test(test_fixed_window_admits_seam_burst),
+		cmocka_unit_test(test_sliding_window_refuses_seam_burst),
+		cmocka_unit_test(test_sliding_log_is_exact),
+		cmocka_unit_test(test_leaky_bucket_constant_spacing),
+		cmocka_unit_test(test_byte_limits),
+		cmocka_unit_test(test_layers_bind_in_turn),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
+		cmocka_unit_test(test_two_cpus_every_algorithm_exact),
 		cmocka_unit_test(test_two_cpus_real_clock_bounded),
 		cmocka_unit_test(test_two_cpus_naive_update_overshoots),
 	};

@@ -700,9 +700,66 @@ static void test_errors_globals(void **state)
 		{"interface = abcdefghijklmnop\n" POLR, 1, "too long", NULL},
 		{"interface = eth 0\n" POLR, 1, "bad interface name", NULL},
 		{"interface = a/b\n" POLR, 1, "bad interface name", NULL},
-		{POL "algorithm = leaky_bucket\nrate = 1/s\n", 3, "bad algorithm", NULL},
+		{POL "algorithm = gcra\nrate = 1/s\n", 3, "bad algorithm", NULL},
 		{POLR "action = reject\n", 4, "bad action 'reject'", NULL},
 		{POLR "action = drop monitor\n", 4, "bad action", NULL},
+	};
+
+	(void)state;
+	run_errors(cases, ARRAY_SIZE(cases));
+}
+
+static void test_algorithms(void **state)
+{
+	static const struct {
+		const char *name;
+		__u8 value;
+	} names[] = {
+		{"token_bucket", FG_ALG_TOKEN_BUCKET},	   {"fixed_window", FG_ALG_FIXED_WINDOW},
+		{"sliding_window", FG_ALG_SLIDING_WINDOW}, {"sliding_log", FG_ALG_SLIDING_LOG},
+		{"leaky_bucket", FG_ALG_LEAKY_BUCKET},
+	};
+	const struct fg_policy_conf *pol;
+	char extra[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(extra, sizeof(extra), "algorithm = %s", names[i].name);
+		pol = one_policy(names[i].name, "any", "100/s", extra);
+		assert_int_equal(pol->algorithm, names[i].value);
+		/* leaky_bucket is a meter of depth 1 by default; the others
+		 * admit COUNT at once */
+		assert_int_equal(pol->burst, names[i].value == FG_ALG_LEAKY_BUCKET ? 1 : 100);
+	}
+	pol = one_policy("leaky bytes", "any", "1MB/s", "algorithm = leaky_bucket");
+	assert_int_equal(pol->burst, 1514);
+	pol = one_policy("leaky depth", "any", "10/s", "algorithm = leaky_bucket\nburst = 4");
+	assert_int_equal(pol->burst, 4);
+	pol = one_policy("window burst = COUNT", "any", "10/s",
+			 "burst = 10\nalgorithm = fixed_window");
+	assert_int_equal(pol->burst, 10);
+	pol = one_policy("sliding window bytes", "any", "10MB/s", "algorithm = sliding_window");
+	assert_true(pol->bytes);
+	pol = one_policy("log at the cap", "tcp dport 22", "128/min", "algorithm = sliding_log");
+	assert_int_equal(pol->rate_count, FG_SLIDING_LOG_MAX);
+}
+
+static void test_errors_algorithms(void **state)
+{
+	static const struct error_case cases[] = {
+		{POL "algorithm = sliding_log\nrate = 10MB/s\n", 3, "counts packets, not bytes",
+		 NULL},
+		{POL "rate = 1MB/s\nalgorithm = sliding_log\n", 4, "counts packets, not bytes",
+		 NULL},
+		{POL "algorithm = sliding_log\nrate = 129/s\n", 4, "at most 128 timestamps", NULL},
+		{POL "algorithm = fixed_window\nrate = 10/s\nburst = 20\n", 5,
+		 "burst 20 does not apply", NULL},
+		{POL "burst = 5\nrate = 10/s\nalgorithm = sliding_window\n", 3,
+		 "burst 5 does not apply", NULL},
+		{POL "algorithm = sliding_window\nrate = 5GB/s\n", 4, "at most 4294967295", NULL},
+		{POL "algorithm = token_bucket\nalgorithm = fixed_window\nrate = 1/s\n", 4,
+		 "duplicate key 'algorithm'", NULL},
 	};
 
 	(void)state;
@@ -997,6 +1054,8 @@ int main(void)
 		cmocka_unit_test(test_errors_structure),
 		cmocka_unit_test(test_errors_globals),
 		cmocka_unit_test(test_errors_match),
+		cmocka_unit_test(test_algorithms),
+		cmocka_unit_test(test_errors_algorithms),
 		cmocka_unit_test(test_errors_src_per),
 		cmocka_unit_test(test_errors_rate),
 		cmocka_unit_test(test_errors_burst),
