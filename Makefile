@@ -68,13 +68,14 @@ $(BUILD)/floodgate: $(BUILD)/user/main.o $(USER_OBJS)
 
 # --- tests -----------------------------------------------------------------
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
+PROG_HDRS  := $(wildcard tests/prog/*.h)
 PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/%,$(wildcard tests/prog/*.c))
 
 $(BUILD)/tests/%: tests/unit/%.c $(USER_OBJS) $(USER_HDRS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(CMOCKA) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/prog/%.c $(USER_OBJS) $(USER_HDRS) $(SKELS) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/prog/%.c $(USER_OBJS) $(USER_HDRS) $(PROG_HDRS) $(SKELS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(CMOCKA) $(LDLIBS) -o $@
 

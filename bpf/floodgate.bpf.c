@@ -40,6 +40,32 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sources SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_POLICY_SLOTS *FG_PORT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sport_match SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FG_MAX_ACCESS_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fg_src_lpm_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} access_lists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FG_MAX_BANS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fg_src_lpm_key);
+	__type(value, struct fg_ban);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bans SEC(".maps");
+
 /* sliding_window state; sized at load time, 1 entry when no policy uses it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -127,20 +153,41 @@ struct fg_packet {
 	__u8 family;
 	__u8 proto;
 	__u8 has_ports; /* TCP/UDP with a readable header, not a later fragment */
+	__u8 is_syn;	/* TCP with SYN set and ACK clear */
 	__u16 dport;	/* host order */
+	__u16 sport;	/* host order */
 	__u8 saddr[16];
 };
 
 enum fg_parse_result {
 	FG_PARSE_IP,
 	FG_PARSE_NON_IP,
-	FG_PARSE_MALFORMED,
+	FG_PARSE_MALFORMED,    /* no trustworthy source address */
+	FG_PARSE_MALFORMED_L4, /* the IP header is sound, what follows is not */
 };
 
 struct vlan_hdr {
 	__be16 tci;
 	__be16 encapsulated_proto;
 };
+
+/* The generic header of hop-by-hop, routing and destination options. */
+struct ipv6_ext_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen; /* in 8-byte units, not counting the first 8 bytes */
+};
+
+struct ipv6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset in 8-byte units << 3, and flags */
+	__be32 identification;
+};
+
+/* IPv6 extension headers walked to find the transport header. A longer
+ * chain is counted and treated as malformed: an attacker must not hide the
+ * ports behind padding headers. */
+#define FG_IPV6_EXT_MAX 6
 
 static __always_inline __u64 fg_now(void)
 {
@@ -149,8 +196,8 @@ static __always_inline __u64 fg_now(void)
 	return bpf_ktime_get_ns();
 }
 
-/* Reads the L4 destination port. Returns 0 when the header is readable or
- * the protocol has no ports, -1 when a TCP/UDP header is truncated. */
+/* Reads the L4 ports. Returns 0 when the header is readable or the protocol
+ * has no ports, -1 when a TCP/UDP header is truncated. */
 static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_packet *pkt)
 {
 	if (pkt->proto == IPPROTO_TCP) {
@@ -159,6 +206,8 @@ static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_pa
 		if ((void *)(th + 1) > data_end)
 			return -1;
 		pkt->dport = bpf_ntohs(th->dest);
+		pkt->sport = bpf_ntohs(th->source);
+		pkt->is_syn = th->syn && !th->ack;
 		pkt->has_ports = 1;
 	} else if (pkt->proto == IPPROTO_UDP) {
 		struct udphdr *uh = l4;
@@ -166,18 +215,59 @@ static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_pa
 		if ((void *)(uh + 1) > data_end)
 			return -1;
 		pkt->dport = bpf_ntohs(uh->dest);
+		pkt->sport = bpf_ntohs(uh->source);
 		pkt->has_ports = 1;
 	}
 	return 0;
 }
 
-static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
-						     struct fg_packet *pkt)
+/* Walks hop-by-hop, routing, fragment and destination-options headers.
+ * Returns 0 with pkt->proto set to the transport protocol and *l4 at its
+ * header, 1 for a later fragment (no transport header), -1 when a header
+ * is truncated, -2 when the chain is longer than FG_IPV6_EXT_MAX. */
+static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg_packet *pkt)
+{
+	void *cursor = *l4;
+	__u8 next = pkt->proto;
+	int later_fragment = 0, i;
+
+#pragma unroll
+	for (i = 0; i < FG_IPV6_EXT_MAX + 1; i++) {
+		if (next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING || next == IPPROTO_DSTOPTS) {
+			struct ipv6_ext_hdr *ext = cursor;
+
+			if (i == FG_IPV6_EXT_MAX)
+				return -2;
+			if ((void *)(ext + 1) > data_end)
+				return -1;
+			next = ext->nexthdr;
+			cursor += (ext->hdrlen + 1) * 8;
+		} else if (next == IPPROTO_FRAGMENT) {
+			struct ipv6_frag_hdr *frag = cursor;
+
+			if (i == FG_IPV6_EXT_MAX)
+				return -2;
+			if ((void *)(frag + 1) > data_end)
+				return -1;
+			next = frag->nexthdr;
+			later_fragment = (frag->frag_off & bpf_htons(0xfff8)) != 0;
+			cursor = frag + 1;
+		} else {
+			break;
+		}
+	}
+	pkt->proto = next;
+	*l4 = cursor;
+	return later_fragment;
+}
+
+static __always_inline enum fg_parse_result
+fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_stats *gstats)
 {
 	struct ethhdr *eth = data;
 	void *cursor = eth + 1;
 	__u16 ethertype;
-	int i;
+	int i, walked;
 
 	if (cursor > data_end)
 		return FG_PARSE_MALFORMED;
@@ -205,7 +295,7 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 		if (iph->version != 4 || ihl_bytes < sizeof(*iph) ||
 		    bpf_ntohs(iph->tot_len) < ihl_bytes)
 			return FG_PARSE_MALFORMED;
-		if (cursor + ihl_bytes > data_end)
+		if (cursor + ihl_bytes > data_end) /* options cut short */
 			return FG_PARSE_MALFORMED;
 		pkt->family = FG_FAMILY_IPV4;
 		pkt->proto = iph->protocol;
@@ -214,12 +304,13 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 		if (iph->frag_off & bpf_htons(0x1fff))
 			return FG_PARSE_IP;
 		if (fg_parse_ports(cursor + ihl_bytes, data_end, pkt))
-			return FG_PARSE_MALFORMED;
+			return FG_PARSE_MALFORMED_L4;
 		return FG_PARSE_IP;
 	}
 
 	if (ethertype == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6h = cursor;
+		void *l4 = ip6h + 1;
 
 		if ((void *)(ip6h + 1) > data_end)
 			return FG_PARSE_MALFORMED;
@@ -228,12 +319,27 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 		pkt->family = FG_FAMILY_IPV6;
 		pkt->proto = ip6h->nexthdr;
 		__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
-		if (fg_parse_ports(ip6h + 1, data_end, pkt))
-			return FG_PARSE_MALFORMED;
+		walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
+		if (walked == -2)
+			gstats->ipv6_ext_overflow++;
+		if (walked < 0)
+			return FG_PARSE_MALFORMED_L4;
+		if (walked == 1)
+			return FG_PARSE_IP;
+		if (fg_parse_ports(l4, data_end, pkt))
+			return FG_PARSE_MALFORMED_L4;
 		return FG_PARSE_IP;
 	}
 
 	return FG_PARSE_NON_IP;
+}
+
+static __always_inline __u64 fg_port_mask(void *map, __u32 slot, __u16 port)
+{
+	__u32 index = slot * FG_PORT_SLOTS + port;
+	__u64 *mask = bpf_map_lookup_elem(map, &index);
+
+	return mask ? *mask : 0;
 }
 
 /* Bitmask of the policies whose match fits the packet. */
@@ -243,13 +349,14 @@ static __always_inline __u64 fg_match(const struct fg_policy_set *set, __u32 slo
 	__u64 candidates = set->proto_match[pkt->proto];
 
 	if (pkt->has_ports) {
-		__u32 index = slot * FG_PORT_SLOTS + pkt->dport;
-		__u64 *ports = bpf_map_lookup_elem(&dport_match, &index);
-
-		candidates &= ports ? *ports : 0;
+		candidates &= fg_port_mask(&dport_match, slot, pkt->dport);
+		if (candidates)
+			candidates &= fg_port_mask(&sport_match, slot, pkt->sport);
 	} else {
 		candidates &= set->portless_match;
 	}
+	if (!pkt->is_syn)
+		candidates &= ~set->syn_only;
 
 	/* The LPM walk is the costliest step; skip it unless a candidate
 	 * restricts its sources. */
@@ -269,6 +376,69 @@ static __always_inline __u64 fg_match(const struct fg_policy_set *set, __u32 slo
 	return candidates;
 }
 
+/* The longest [allow]/[deny] prefix that holds the source, or 0. An empty
+ * trie answers at once. */
+static __always_inline __u32 fg_access(__u32 slot, const struct fg_packet *pkt)
+{
+	struct fg_src_lpm_key key = {
+		.prefixlen = FG_SRC_LPM_HEADER_BITS + (pkt->family == FG_FAMILY_IPV4 ? 32 : 128),
+		.slot = slot,
+		.family = pkt->family,
+	};
+	__u32 *access;
+
+	__builtin_memcpy(key.addr, pkt->saddr, 16);
+	access = bpf_map_lookup_elem(&access_lists, &key);
+	return access ? *access : 0;
+}
+
+/* Is the source under an active ban? */
+static __always_inline int fg_banned(const struct fg_packet *pkt, __u64 now)
+{
+	struct fg_src_lpm_key key = {
+		.prefixlen = FG_SRC_LPM_HEADER_BITS + (pkt->family == FG_FAMILY_IPV4 ? 32 : 128),
+		.family = pkt->family,
+	};
+	struct fg_ban *ban;
+
+	__builtin_memcpy(key.addr, pkt->saddr, 16);
+	ban = bpf_map_lookup_elem(&bans, &key);
+	return ban && now < ban->expires_ns;
+}
+
+/* Bans the key's source prefix after a refusal under action = ban. A repeat
+ * offender's ban is ban_factor times the last one, up to ban_max_ns. */
+static __always_inline void fg_ban(const struct fg_policy *policy, const struct fg_source_key *key,
+				   __u64 now, struct fg_global_stats *gstats)
+{
+	struct fg_src_lpm_key ban_key = {
+		.prefixlen = FG_SRC_LPM_HEADER_BITS + key->prefix_len,
+		.family = key->family,
+	};
+	struct fg_ban fresh = {
+		.duration_ns = policy->ban_ns,
+		.strikes = 1,
+		.policy_id = policy->id,
+		.family = key->family,
+		.prefix_len = key->prefix_len,
+	};
+	struct fg_ban *old;
+
+	__builtin_memcpy(ban_key.addr, key->addr, 16);
+	old = bpf_map_lookup_elem(&bans, &ban_key);
+	if (old && old->family == key->family && old->prefix_len == key->prefix_len) {
+		if (now < old->expires_ns)
+			return; /* already banned (a packet that raced the ban) */
+		fresh.strikes = old->strikes + 1;
+		fresh.duration_ns = old->duration_ns * policy->ban_factor;
+		if (fresh.duration_ns > policy->ban_max_ns || fresh.duration_ns < old->duration_ns)
+			fresh.duration_ns = policy->ban_max_ns;
+	}
+	fresh.expires_ns = now + fresh.duration_ns;
+	if (!bpf_map_update_elem(&bans, &ban_key, &fresh, BPF_ANY))
+		gstats->bans_added++;
+}
+
 static __always_inline void fg_make_key(const struct fg_policy *policy, const struct fg_packet *pkt,
 					struct fg_source_key *key)
 {
@@ -277,6 +447,8 @@ static __always_inline void fg_make_key(const struct fg_policy *policy, const st
 	key->policy_id = policy->id;
 	if (policy->key_kind == FG_KEY_GLOBAL)
 		return;
+	if (policy->flags & FG_POLICY_KEY_DPORT)
+		key->dport = pkt->dport;
 	key->family = pkt->family;
 	if (pkt->family == FG_FAMILY_IPV4) {
 		__u32 saddr;
@@ -535,6 +707,8 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 	}
 	pstats->dropped_packets++;
 	pstats->dropped_bytes += pkt_len;
+	if (policy->action == FG_ACTION_BAN && policy->key_kind != FG_KEY_GLOBAL)
+		fg_ban(policy, &key, now, gstats);
 	return FG_VERDICT_DROP;
 }
 
@@ -565,7 +739,8 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	struct fg_global_stats *gstats;
 	struct fg_policy_set *set;
 	struct fg_runtime *rt;
-	__u32 zero = 0, slot, index, i;
+	enum fg_parse_result parsed;
+	__u32 zero = 0, slot, index, i, access;
 	__u64 candidates, now;
 
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
@@ -578,16 +753,35 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		return FG_VERDICT_PASS;
 	gstats->packets++;
 
-	switch (fg_parse(data, data_end, &pkt)) {
-	case FG_PARSE_NON_IP:
+	parsed = fg_parse(data, data_end, &pkt, gstats);
+	if (parsed == FG_PARSE_NON_IP) {
 		gstats->non_ip++;
 		return FG_VERDICT_PASS;
-	case FG_PARSE_MALFORMED:
+	}
+	if (parsed == FG_PARSE_MALFORMED) {
 		gstats->malformed++;
-		return set->malformed_verdict == FG_VERDICT_DROP ? FG_VERDICT_DROP
-								 : FG_VERDICT_PASS;
-	case FG_PARSE_IP:
-		break;
+		return set->malformed_verdict;
+	}
+
+	/* Every packet with a source address meets the access lists and the
+	 * bans before anything else, whatever its protocol or its damage. */
+	access = fg_access(slot, &pkt);
+	if (access == FG_ACCESS_ALLOW) {
+		gstats->allowed++;
+		return FG_VERDICT_PASS;
+	}
+	if (access == FG_ACCESS_DENY) {
+		gstats->denied++;
+		return FG_VERDICT_DROP;
+	}
+	now = fg_now();
+	if (fg_banned(&pkt, now)) {
+		gstats->banned++;
+		return FG_VERDICT_DROP;
+	}
+	if (parsed == FG_PARSE_MALFORMED_L4) {
+		gstats->malformed++;
+		return set->malformed_verdict;
 	}
 	gstats->parsed++;
 
@@ -601,7 +795,6 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	 * first). The packet passes only if all admit it; the first refusal
 	 * stops the walk, so later layers are not charged for a dropped
 	 * packet. */
-	now = fg_now();
 	for (i = 0; i < FG_MAX_POLICIES; i++) {
 		if (!candidates)
 			break;

@@ -35,6 +35,7 @@ enum fg_verdict {
 enum fg_action {
 	FG_ACTION_DROP = 0,
 	FG_ACTION_MONITOR = 1, /* dry-run: count would-drops, pass */
+	FG_ACTION_BAN = 2,     /* drop, and ban the key's source prefix */
 };
 
 enum fg_algorithm {
@@ -51,7 +52,8 @@ enum fg_key_kind {
 };
 
 enum fg_policy_flags {
-	FG_POLICY_BYTES = 1 << 0, /* cost is the packet length, not 1 */
+	FG_POLICY_BYTES = 1 << 0,     /* cost is the packet length, not 1 */
+	FG_POLICY_KEY_DPORT = 1 << 1, /* per = src/N+dport: the port is in the key */
 };
 
 enum fg_hook {
@@ -74,8 +76,8 @@ struct fg_source_key {
 	__u32 policy_id; /* fg_policy.id: stable across reloads */
 	__u8 family;	 /* FG_FAMILY_IPV4/IPV6, 0 for a global key */
 	__u8 prefix_len; /* the mask applied to addr */
-	__u16 pad;
-	__u8 addr[16]; /* masked source; IPv4 uses the first 4 bytes */
+	__u16 dport;	 /* host order; 0 unless per = src/N+dport */
+	__u8 addr[16];	 /* masked source; IPv4 uses the first 4 bytes */
 };
 
 /* Value of `sources`. tat_ns is only ever changed by compare-and-swap. */
@@ -151,7 +153,9 @@ struct fg_policy {
 	__u64 burst;
 	__u64 window_period_q; /* sliding_window: period >> window_shift */
 	__u32 window_shift;
-	__u32 pad2;
+	__u32 ban_factor; /* action = ban: each repeat multiplies the ban */
+	__u64 ban_ns;	  /* action = ban: the first ban's length */
+	__u64 ban_max_ns; /* action = ban: the longest ban */
 	char name[FG_POLICY_NAME_LEN];
 };
 
@@ -165,6 +169,7 @@ struct fg_policy_set {
 	__u16 pad;
 	__u64 src_restricted;	/* policies that need the src_match lookup */
 	__u64 portless_match;	/* policies matching packets without ports */
+	__u64 syn_only;		/* policies that match TCP SYN without ACK only */
 	__u64 proto_match[256]; /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
 };
@@ -181,8 +186,30 @@ struct fg_src_lpm_key {
 };
 #define FG_SRC_LPM_HEADER_BITS 32
 
-/* `dport_match` is an array of __u64 masks indexed by
- * slot * FG_PORT_SLOTS + destination port (host order). */
+/* `dport_match` and `sport_match` are arrays of __u64 masks indexed by
+ * slot * FG_PORT_SLOTS + port (host order). */
+
+/* Value of the `access_lists` LPM trie (same key as src_match): the
+ * longest matching [allow] or [deny] prefix decides. */
+enum fg_access {
+	FG_ACCESS_ALLOW = 1, /* bypasses every policy */
+	FG_ACCESS_DENY = 2,  /* dropped */
+};
+#define FG_MAX_ACCESS_PREFIXES 4096
+
+/* Value of the `bans` LPM trie. Its key is a struct fg_src_lpm_key with
+ * slot 0: bans outlive reloads. An expired entry is kept so that a repeat
+ * offender's next ban is longer (ban_factor). */
+struct fg_ban {
+	__u64 expires_ns;  /* bpf_ktime_get_ns() scale; ~0 = until unbanned */
+	__u64 duration_ns; /* length of the latest ban */
+	__u32 strikes;	   /* how many times banned */
+	__u32 policy_id;   /* the policy that banned; 0 = by hand */
+	__u8 family;
+	__u8 prefix_len;
+	__u8 pad[6];
+};
+#define FG_MAX_BANS 65536
 
 /* Value of the one-entry `runtime` array. */
 struct fg_runtime {
@@ -214,13 +241,18 @@ struct fg_policy_stats {
 
 /* Per-CPU global counters (`global_stats`, one entry). */
 struct fg_global_stats {
-	__u64 packets;	     /* every packet the program saw */
-	__u64 parsed;	     /* IPv4/IPv6 packets parsed */
-	__u64 non_ip;	     /* passed untouched */
-	__u64 malformed;     /* truncated or invalid; malformed_verdict */
-	__u64 unmatched;     /* IP packets no policy matched; passed */
-	__u64 insert_failed; /* `sources` refused a new entry */
-	__u64 cas_exhausted; /* contention beat the bounded CAS loop; refused */
+	__u64 packets;		 /* every packet the program saw */
+	__u64 parsed;		 /* IPv4/IPv6 packets parsed */
+	__u64 non_ip;		 /* passed untouched */
+	__u64 malformed;	 /* truncated or invalid; malformed_verdict */
+	__u64 unmatched;	 /* IP packets no policy matched; passed */
+	__u64 insert_failed;	 /* `sources` refused a new entry */
+	__u64 cas_exhausted;	 /* contention beat the bounded CAS loop; refused */
+	__u64 allowed;		 /* an [allow] prefix matched: passed, no policy */
+	__u64 denied;		 /* a [deny] prefix matched: dropped */
+	__u64 banned;		 /* dropped by an active ban */
+	__u64 bans_added;	 /* bans set by `action = ban` */
+	__u64 ipv6_ext_overflow; /* more IPv6 extension headers than walked */
 };
 
 #endif /* FLOODGATE_H */

@@ -69,6 +69,8 @@ enum policy_key {
 	P_RATE,
 	P_BURST,
 	P_ACTION,
+	P_BAN_FACTOR,
+	P_BAN_MAX,
 	P_N,
 };
 
@@ -77,11 +79,11 @@ static const char *const global_keys[G_N] = {
 };
 
 static const char *const policy_keys[P_N] = {
-	"match", "src", "per", "algorithm", "rate", "burst", "action",
+	"match", "src", "per", "algorithm", "rate", "burst", "action", "ban_factor", "ban_max",
 };
 
 #define GLOBAL_KEY_LIST "interface, hook, xdp_mode, max_sources, malformed, on_table_full"
-#define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action"
+#define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
 #define BYTE_UNIT_LIST	"B, kB, MB, GB, KiB, MiB, GiB, bit, kbit, mbit or gbit"
 
 struct unit {
@@ -120,6 +122,10 @@ struct parser {
 
 	/* The policy being read; NULL before the first section. */
 	struct fg_policy_conf *pol;
+	/* In an [allow] or [deny] section: where its prefixes go. */
+	struct fg_cidr *access;
+	unsigned int *n_access;
+	const char *access_name;
 	int policy_line[P_N];
 	const char *rate_text;
 	/* burst as written, until the rate says packets or bytes */
@@ -340,43 +346,33 @@ static int parse_port(struct parser *p, const char *s, size_t len, const char *r
 	return 0;
 }
 
-static int parse_dports(struct parser *p, const char *list)
+/* One port or range of a dport/sport list. */
+static int parse_port_token(struct parser *p, const char *tok, int len, const char *what,
+			    struct fg_port_range *ranges, unsigned int *n)
 {
-	struct fg_policy_conf *pol = p->pol;
-	const char *tok;
-	int len;
+	const char *dash = memchr(tok, '-', len);
+	struct fg_port_range r;
+	int ret;
 
-	while (next_token(&list, LIST_SEPS, &tok, &len)) {
-		const char *dash = memchr(tok, '-', len);
-		struct fg_port_range r;
-		int ret;
-
-		if (pol->n_dports == FG_MAX_PORT_RANGES)
-			return fail(p, p->line,
-				    "too many ports in dport list (expected at most %d ports or "
-				    "ranges)",
-				    FG_MAX_PORT_RANGES);
-		if (dash) {
-			ret = parse_port(p, tok, dash - tok, tok, len, &r.lo);
-			if (!ret)
-				ret = parse_port(p, dash + 1, tok + len - dash - 1, tok, len,
-						 &r.hi);
-		} else {
-			ret = parse_port(p, tok, len, tok, len, &r.lo);
-			r.hi = r.lo;
-		}
-		if (ret)
-			return ret;
-		if (r.lo > r.hi)
-			return fail(
-				p, p->line,
-				"port range '%.*s' is out of order (expected LO-HI with LO <= HI)",
-				len, tok);
-		pol->dports[pol->n_dports++] = r;
-	}
-	if (pol->n_dports == 0)
+	if (*n == FG_MAX_PORT_RANGES)
 		return fail(p, p->line,
-			    "dport without ports (expected e.g. dport 22,80,8000-8080)");
+			    "too many ports in %s list (expected at most %d ports or ranges)", what,
+			    FG_MAX_PORT_RANGES);
+	if (dash) {
+		ret = parse_port(p, tok, dash - tok, tok, len, &r.lo);
+		if (!ret)
+			ret = parse_port(p, dash + 1, tok + len - dash - 1, tok, len, &r.hi);
+	} else {
+		ret = parse_port(p, tok, len, tok, len, &r.lo);
+		r.hi = r.lo;
+	}
+	if (ret)
+		return ret;
+	if (r.lo > r.hi)
+		return fail(p, p->line,
+			    "port range '%.*s' is out of order (expected LO-HI with LO <= HI)", len,
+			    tok);
+	ranges[(*n)++] = r;
 	return 0;
 }
 
@@ -393,9 +389,11 @@ static int parse_match(struct parser *p, const char *v)
 		{"icmpv6", IPPROTO_ICMPV6},
 	};
 	struct fg_policy_conf *pol = p->pol;
-	const char *cursor = v, *tok;
+	const char *cursor = v, *tok, *list = NULL;
+	struct fg_port_range *ranges = NULL;
+	unsigned int *n = NULL;
 	size_t i;
-	int len;
+	int len, ret;
 
 	next_token(&cursor, " \t", &tok, &len);
 	for (i = 0; i < ARRAY_SIZE(protos); i++)
@@ -408,19 +406,55 @@ static int parse_match(struct parser *p, const char *v)
 			    len, tok);
 	pol->proto = protos[i].proto;
 
-	if (!next_token(&cursor, " \t", &tok, &len))
-		return 0;
-	if (!token_is(tok, len, "dport"))
-		return fail(p, p->line,
-			    "unexpected '%.*s' in match (expected PROTO [dport LIST] such as tcp "
-			    "dport 22)",
-			    len, tok);
-	if (pol->proto != 0 && pol->proto != IPPROTO_TCP && pol->proto != IPPROTO_UDP)
-		return fail(p, p->line,
-			    "dport with protocol %s in match (expected tcp, udp or any before "
-			    "dport)",
-			    protos[i].name);
-	return parse_dports(p, cursor);
+	/* Clauses: dport LIST, sport LIST, syn. A list runs to the next clause
+	 * word. */
+	while (next_token(&cursor, LIST_SEPS, &tok, &len)) {
+		bool dport = token_is(tok, len, "dport"), sport = token_is(tok, len, "sport");
+		bool syn = token_is(tok, len, "syn");
+
+		if ((dport || sport || syn) && list && !*n)
+			return fail(p, p->line, "%s without ports (expected e.g. %s 22,80)", list,
+				    list);
+		if (dport || sport) {
+			list = dport ? "dport" : "sport";
+			if (pol->proto != 0 && pol->proto != IPPROTO_TCP &&
+			    pol->proto != IPPROTO_UDP)
+				return fail(
+					p, p->line,
+					"%s with protocol %s in match (expected tcp, udp or any "
+					"before %s)",
+					list, protos[i].name, list);
+			ranges = dport ? pol->dports : pol->sports;
+			n = dport ? &pol->n_dports : &pol->n_sports;
+			if (*n)
+				return fail(p, p->line,
+					    "%s given twice in match (expected one %s list)", list,
+					    list);
+			continue;
+		}
+		if (syn) {
+			if (pol->proto != IPPROTO_TCP)
+				return fail(p, p->line,
+					    "syn with protocol %s in match (expected tcp ... syn)",
+					    protos[i].name);
+			pol->syn_only = true;
+			list = NULL;
+			continue;
+		}
+		if (!list)
+			return fail(
+				p, p->line,
+				"unexpected '%.*s' in match (expected PROTO [dport LIST] [sport "
+				"LIST] [syn], such as tcp dport 22 syn)",
+				len, tok);
+		ret = parse_port_token(p, tok, len, list, ranges, n);
+		if (ret)
+			return ret;
+	}
+	if (list && !*n)
+		return fail(p, p->line, "%s without ports (expected e.g. %s 22,80,8000-8080)", list,
+			    list);
+	return 0;
 }
 
 /* --- src ------------------------------------------------------------------- */
@@ -518,6 +552,49 @@ static int parse_src(struct parser *p, const char *v)
 	return 0;
 }
 
+/* A duration: a whole number and ms, s, m or min, h or d: 10m, 24h. */
+static int parse_duration(struct parser *p, const char *what, const char *v, __u64 *ns)
+{
+	static const struct unit units[] = {
+		{"ms", 1000000ULL, false},     {"s", NS_PER_S, false},
+		{"m", 60 * NS_PER_S, false},   {"min", 60 * NS_PER_S, false},
+		{"h", 3600 * NS_PER_S, false}, {"d", 86400 * NS_PER_S, false},
+	};
+	const struct unit *u;
+	const char *rest;
+	size_t rest_len;
+	__u64 n;
+
+	if (split_number(v, strlen(v), &n, &rest, &rest_len) || n == 0 ||
+	    !(u = find_unit(units, ARRAY_SIZE(units), rest, rest_len)) ||
+	    n > FG_MAX_BAN_NS / u->mult)
+		return fail(p, p->line,
+			    "bad %s '%s' (expected a duration of 1ms..30d such as 90s, 10m, 24h)",
+			    what, v);
+	*ns = n * u->mult;
+	return 0;
+}
+
+/* action = drop | monitor | ban DURATION */
+static int parse_action(struct parser *p, const char *v)
+{
+	struct fg_policy_conf *pol = p->pol;
+
+	if (strcmp(v, "drop") == 0) {
+		pol->action = FG_ACTION_DROP;
+		return 0;
+	}
+	if (strcmp(v, "monitor") == 0) {
+		pol->action = FG_ACTION_MONITOR;
+		return 0;
+	}
+	if (strncmp(v, "ban", 3) == 0 && (v[3] == ' ' || v[3] == '\t')) {
+		pol->action = FG_ACTION_BAN;
+		return parse_duration(p, "ban duration", trim((char *)v + 4), &pol->ban_ns);
+	}
+	return fail(p, p->line, "bad action '%s' (expected drop, monitor or ban DURATION)", v);
+}
+
 /* --- per ------------------------------------------------------------------- */
 
 /*
@@ -547,6 +624,10 @@ static int parse_per(struct parser *p, const char *v)
 				    "'global' combined with prefixes in '%s' (expected either "
 				    "per = global or per = src/32 src/64)",
 				    v);
+		if (len > 6 && memcmp(tok + len - 6, "+dport", 6) == 0) {
+			pol->key_dport = true; /* one bucket per source and port */
+			len -= 6;
+		}
 		if (len < 4 || memcmp(tok, "src/", 4) != 0)
 			return fail(p, p->line,
 				    "bad per '%.*s' (expected global, or src/N for IPv4 and/or "
@@ -794,8 +875,6 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	static const __u8 algorithm_values[] = {FG_ALG_TOKEN_BUCKET, FG_ALG_FIXED_WINDOW,
 						FG_ALG_SLIDING_WINDOW, FG_ALG_SLIDING_LOG,
 						FG_ALG_LEAKY_BUCKET};
-	static const char *const actions[] = {"drop", "monitor", NULL};
-	static const __u8 action_values[] = {FG_ACTION_DROP, FG_ACTION_MONITOR};
 	struct fg_policy_conf *pol = p->pol;
 	int k = find_key(policy_keys, P_N, key);
 
@@ -833,8 +912,17 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	case P_BURST:
 		return parse_burst(p, v);
 	case P_ACTION:
-		return parse_choice(p, key, v, actions, action_values, "drop or monitor",
-				    &pol->action);
+		return parse_action(p, v);
+	case P_BAN_FACTOR: {
+		__u64 factor;
+
+		if (parse_uint(v, strlen(v), 1000, &factor) || factor == 0)
+			return fail(p, p->line, "bad ban_factor '%s' (expected 1..1000)", v);
+		pol->ban_factor = (__u32)factor;
+		return 0;
+	}
+	case P_BAN_MAX:
+		return parse_duration(p, "ban_max", v, &pol->ban_max_ns);
 	}
 	return 0;
 }
@@ -889,6 +977,35 @@ static int check_algorithm(struct parser *p)
 	return 0;
 }
 
+static int check_ban(struct parser *p)
+{
+	struct fg_policy_conf *pol = p->pol;
+	int line = p->policy_line[P_ACTION] ? p->policy_line[P_ACTION] : pol->line;
+
+	if (pol->action != FG_ACTION_BAN) {
+		if (p->policy_line[P_BAN_FACTOR] || p->policy_line[P_BAN_MAX])
+			return fail(p,
+				    p->policy_line[P_BAN_FACTOR] ? p->policy_line[P_BAN_FACTOR]
+								 : p->policy_line[P_BAN_MAX],
+				    "ban_factor and ban_max need action = ban DURATION (expected "
+				    "e.g. action = ban 10m)");
+		return 0;
+	}
+	if (pol->key_kind == FG_KEY_GLOBAL)
+		return fail(p, line,
+			    "action = ban with per = global would ban every source (expected per "
+			    "= src/N)");
+	if (!pol->ban_factor)
+		pol->ban_factor = 1;
+	if (!pol->ban_max_ns)
+		pol->ban_max_ns = pol->ban_ns;
+	if (pol->ban_max_ns < pol->ban_ns)
+		return fail(
+			p, p->policy_line[P_BAN_MAX],
+			"ban_max is shorter than the ban (expected ban_max >= the ban duration)");
+	return 0;
+}
+
 static int finish_policy(struct parser *p)
 {
 	struct fg_policy_conf *pol = p->pol;
@@ -902,7 +1019,7 @@ static int finish_policy(struct parser *p)
 	if (!p->policy_line[P_RATE])
 		return fail(p, pol->line, "policy '%s' has no 'rate' (expected e.g. rate = 100/s)",
 			    pol->name);
-	if (check_algorithm(p))
+	if (check_algorithm(p) || check_ban(p))
 		return -EINVAL;
 	if (!p->policy_line[P_BURST] && pol->algorithm == FG_ALG_LEAKY_BUCKET) {
 		/* A meter's depth: one packet, or one full-size frame of bytes
@@ -959,8 +1076,19 @@ static int parse_section(struct parser *p, char *line)
 		return fail(p, p->line, "unterminated section '%s' (expected [policy NAME])", line);
 	line[len - 1] = '\0';
 	inner = trim(line + 1);
+	p->access = NULL;
+	if (strcmp(inner, "allow") == 0 || strcmp(inner, "deny") == 0) {
+		bool allow = inner[0] == 'a';
+
+		p->access = allow ? cfg->allow : cfg->deny;
+		p->n_access = allow ? &cfg->n_allow : &cfg->n_deny;
+		p->access_name = allow ? "allow" : "deny";
+		return 0;
+	}
 	if (strncmp(inner, "policy", 6) != 0 || (inner[6] && !isspace((unsigned char)inner[6])))
-		return fail(p, p->line, "unknown section '[%s]' (expected [policy NAME])", inner);
+		return fail(p, p->line,
+			    "unknown section '[%s]' (expected [policy NAME], [allow] or [deny])",
+			    inner);
 	name = trim(inner + 6);
 	if (!*name)
 		return fail(p, p->line, "policy section without a name (expected [policy NAME])");
@@ -999,6 +1127,45 @@ static int parse_section(struct parser *p, char *line)
 	return 0;
 }
 
+static bool same_cidr(const struct fg_cidr *a, const struct fg_cidr *b)
+{
+	return a->family == b->family && a->prefix_len == b->prefix_len &&
+	       memcmp(a->addr, b->addr, 16) == 0;
+}
+
+/* `src = CIDR list` in [allow] or [deny]; may be repeated. */
+static int access_key(struct parser *p, const char *key, const char *v)
+{
+	struct fg_config *cfg = p->cfg;
+	bool allow = p->access == cfg->allow;
+	const struct fg_cidr *other = allow ? cfg->deny : cfg->allow;
+	unsigned int n_other = allow ? cfg->n_deny : cfg->n_allow, i;
+	const char *tok;
+	int len, ret;
+
+	if (strcmp(key, "src") != 0)
+		return fail(p, p->line, "unknown key '%s' in [%s] (expected src = CIDR list)", key,
+			    p->access_name);
+	while (next_token(&v, LIST_SEPS, &tok, &len)) {
+		struct fg_cidr *c = &p->access[*p->n_access];
+
+		if (*p->n_access == FG_MAX_ACCESS_CIDRS)
+			return fail(p, p->line, "too many networks in [%s] (expected at most %d)",
+				    p->access_name, FG_MAX_ACCESS_CIDRS);
+		ret = parse_cidr(p, tok, len, c);
+		if (ret)
+			return ret;
+		for (i = 0; i < n_other; i++)
+			if (same_cidr(c, &other[i]))
+				return fail(p, p->line,
+					    "'%.*s' is in both [allow] and [deny] (expected each "
+					    "network in one list; the longest prefix decides)",
+					    len, tok);
+		(*p->n_access)++;
+	}
+	return 0;
+}
+
 static int parse_line(struct parser *p, char *line)
 {
 	char *hash = strchr(line, '#');
@@ -1026,6 +1193,8 @@ static int parse_line(struct parser *p, char *line)
 		return fail(p, p->line, "'=' without a key (expected key = value)");
 	if (!*value)
 		return fail(p, p->line, "key '%s' has no value (expected %s = VALUE)", key, key);
+	if (p->access)
+		return access_key(p, key, value);
 	return p->pol ? policy_key(p, key, value) : global_key(p, key, value);
 }
 

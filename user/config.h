@@ -13,8 +13,10 @@
 
 #include "floodgate.h"
 
-#define FG_MAX_PORT_RANGES 16 /* per policy */
-#define FG_MAX_SRC_CIDRS   16 /* per policy */
+#define FG_MAX_PORT_RANGES  16					/* per policy */
+#define FG_MAX_SRC_CIDRS    16					/* per policy */
+#define FG_MAX_ACCESS_CIDRS 1024				/* in [allow], and in [deny] */
+#define FG_MAX_BAN_NS	    (30ULL * 24 * 3600 * 1000000000ULL) /* 30 days */
 
 /* Bounds that make a rate or burst "absurd" (see fg_config_parse). */
 #define FG_MIN_PERIOD_NS	 1000000ULL			/* 1ms */
@@ -41,6 +43,10 @@ struct fg_policy_conf {
 	__u8 proto;	       /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6; 0 = any */
 	unsigned int n_dports; /* 0 = any port */
 	struct fg_port_range dports[FG_MAX_PORT_RANGES];
+	unsigned int n_sports; /* 0 = any port */
+	struct fg_port_range sports[FG_MAX_PORT_RANGES];
+	bool syn_only;	     /* match = tcp ... syn: SYN set, ACK clear */
+	bool key_dport;	     /* per = src/N+dport */
 	unsigned int n_srcs; /* 0 = any source */
 	struct fg_cidr srcs[FG_MAX_SRC_CIDRS];
 	__u8 key_kind;	/* enum fg_key_kind */
@@ -48,6 +54,9 @@ struct fg_policy_conf {
 	__u8 prefix_v6;
 	__u8 algorithm;	      /* enum fg_algorithm */
 	__u8 action;	      /* enum fg_action */
+	__u64 ban_ns;	      /* action = ban DURATION */
+	__u32 ban_factor;     /* each repeat ban is this many times longer (default 1) */
+	__u64 ban_max_ns;     /* the longest ban (default: ban_ns) */
 	bool bytes;	      /* rate and burst count bytes */
 	__u64 rate_count;     /* COUNT of COUNT/PERIOD, in packets or bytes */
 	__u64 rate_period_ns; /* PERIOD */
@@ -63,6 +72,10 @@ struct fg_config {
 	__u32 max_sources;
 	unsigned int n_policies;
 	struct fg_policy_conf policies[FG_MAX_POLICIES];
+	unsigned int n_allow; /* [allow] src = ... */
+	struct fg_cidr allow[FG_MAX_ACCESS_CIDRS];
+	unsigned int n_deny; /* [deny] src = ... */
+	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
 };
 
 /* The policy `floodgate load IFACE` applies without -c (see README). */

@@ -55,6 +55,12 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 		 sizeof(__u64)},
 		{&p->maps.src_match, "src_match", BPF_MAP_TYPE_LPM_TRIE,
 		 sizeof(struct fg_src_lpm_key), sizeof(__u64)},
+		{&p->maps.sport_match, "sport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+		 sizeof(__u64)},
+		{&p->maps.access_lists, "access_lists", BPF_MAP_TYPE_LPM_TRIE,
+		 sizeof(struct fg_src_lpm_key), sizeof(__u32)},
+		{&p->bans, "bans", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key),
+		 sizeof(struct fg_ban)},
 		{&p->maps.policy_stats, "policy_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
 		 sizeof(struct fg_policy_stats)},
 		{&p->maps.runtime, "runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
@@ -88,8 +94,9 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 
 void fg_pinned_close(struct fg_pinned *p)
 {
-	int *fds[] = {&p->maps.policy_sets,  &p->maps.dport_match, &p->maps.src_match,
-		      &p->maps.policy_stats, &p->maps.runtime,	   &p->sources,
+	int *fds[] = {&p->maps.policy_sets,  &p->maps.dport_match,  &p->maps.src_match,
+		      &p->maps.sport_match,  &p->maps.access_lists, &p->bans,
+		      &p->maps.policy_stats, &p->maps.runtime,	    &p->sources,
 		      &p->global_stats};
 	size_t i;
 
@@ -156,6 +163,8 @@ void fg_policy_maps_from_skel(const struct floodgate_bpf *skel, struct fg_policy
 	maps->policy_sets = bpf_map__fd(skel->maps.policy_sets);
 	maps->dport_match = bpf_map__fd(skel->maps.dport_match);
 	maps->src_match = bpf_map__fd(skel->maps.src_match);
+	maps->sport_match = bpf_map__fd(skel->maps.sport_match);
+	maps->access_lists = bpf_map__fd(skel->maps.access_lists);
 	maps->policy_stats = bpf_map__fd(skel->maps.policy_stats);
 	maps->runtime = bpf_map__fd(skel->maps.runtime);
 }

@@ -46,7 +46,10 @@ static void compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 	p->algorithm = pc->algorithm;
 	p->action = pc->action;
 	p->key_kind = pc->key_kind;
-	p->flags = pc->bytes ? FG_POLICY_BYTES : 0;
+	p->flags = (pc->bytes ? FG_POLICY_BYTES : 0) | (pc->key_dport ? FG_POLICY_KEY_DPORT : 0);
+	p->ban_ns = pc->ban_ns;
+	p->ban_factor = pc->ban_factor;
+	p->ban_max_ns = pc->ban_max_ns;
 	p->prefix_v4 = pc->prefix_v4;
 	p->prefix_v6 = pc->prefix_v6;
 	prefix_mask((__u8 *)&p->mask_v4_be, 4, pc->prefix_v4);
@@ -123,13 +126,56 @@ static int compile_sources(const struct fg_config *cfg, __u32 slot, struct fg_co
 	return 0;
 }
 
+/* Sets `bit` for each listed port, or for every port when the list is
+ * empty (no restriction). */
+static void fill_port_mask(__u64 *mask, const struct fg_port_range *ranges, unsigned int n,
+			   __u64 bit)
+{
+	unsigned int r, port;
+
+	if (n == 0) {
+		for (port = 0; port < FG_PORT_SLOTS; port++)
+			mask[port] |= bit;
+		return;
+	}
+	for (r = 0; r < n; r++)
+		for (port = ranges[r].lo; port <= ranges[r].hi; port++)
+			mask[port] |= bit;
+}
+
+static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
+{
+	const struct {
+		const struct fg_cidr *list;
+		unsigned int n;
+		__u32 access;
+	} lists[] = {{cfg->allow, cfg->n_allow, FG_ACCESS_ALLOW},
+		     {cfg->deny, cfg->n_deny, FG_ACCESS_DENY}};
+	unsigned int l, i;
+
+	out->n_access = 0;
+	for (l = 0; l < 2; l++) {
+		for (i = 0; i < lists[l].n; i++) {
+			struct fg_src_lpm_key *key = &out->access_key[out->n_access];
+
+			memset(key, 0, sizeof(*key));
+			key->prefixlen = FG_SRC_LPM_HEADER_BITS + lists[l].list[i].prefix_len;
+			key->slot = slot;
+			key->family = lists[l].list[i].family;
+			memcpy(key->addr, lists[l].list[i].addr, 16);
+			out->access_value[out->n_access++] = lists[l].access;
+		}
+	}
+}
+
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
 {
 	struct fg_policy_set *set = &out->set;
-	unsigned int i, r, port;
+	unsigned int i, r;
 
 	memset(set, 0, sizeof(*set));
 	memset(out->dport_mask, 0, sizeof(out->dport_mask));
+	memset(out->sport_mask, 0, sizeof(out->sport_mask));
 	set->count = cfg->n_policies;
 	set->malformed_verdict = cfg->malformed;
 	set->table_full_verdict = cfg->table_full;
@@ -145,17 +191,18 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 		} else {
 			set->proto_match[pc->proto] |= bit;
 		}
-		if (pc->n_dports == 0) {
+		/* Packets without ports (later fragments, ICMP, ...) match
+		 * only the policies that name no ports and no flags. */
+		if (pc->n_dports == 0 && pc->n_sports == 0 && !pc->syn_only)
 			set->portless_match |= bit;
-			for (port = 0; port < FG_PORT_SLOTS; port++)
-				out->dport_mask[port] |= bit;
-		}
-		for (r = 0; r < pc->n_dports; r++)
-			for (port = pc->dports[r].lo; port <= pc->dports[r].hi; port++)
-				out->dport_mask[port] |= bit;
+		if (pc->syn_only)
+			set->syn_only |= bit;
+		fill_port_mask(out->dport_mask, pc->dports, pc->n_dports, bit);
+		fill_port_mask(out->sport_mask, pc->sports, pc->n_sports, bit);
 		if (pc->n_srcs)
 			set->src_restricted |= bit;
 	}
+	compile_access(cfg, slot, out);
 	return compile_sources(cfg, slot, out);
 }
 
@@ -219,16 +266,28 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 		keys[i] = slot * FG_PORT_SLOTS + i;
 	err = bpf_map_update_batch(maps->dport_match, keys, compiled->dport_mask, &count,
 				   &batch_opts);
+	if (!err) {
+		count = FG_PORT_SLOTS;
+		err = bpf_map_update_batch(maps->sport_match, keys, compiled->sport_mask, &count,
+					   &batch_opts);
+	}
 	free(keys);
 	if (err)
 		return -errno;
 
 	err = clear_slot_sources(maps->src_match, slot);
+	if (!err)
+		err = clear_slot_sources(maps->access_lists, slot);
 	if (err)
 		return err;
 	for (i = 0; i < compiled->n_src; i++) {
 		if (bpf_map_update_elem(maps->src_match, &compiled->src[i].key,
 					&compiled->src[i].mask, BPF_ANY))
+			return -errno;
+	}
+	for (i = 0; i < compiled->n_access; i++) {
+		if (bpf_map_update_elem(maps->access_lists, &compiled->access_key[i],
+					&compiled->access_value[i], BPF_ANY))
 			return -errno;
 	}
 	return zero_slot_stats(maps->policy_stats, slot);

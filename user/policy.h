@@ -17,15 +17,21 @@ struct fg_src_entry {
 struct fg_compiled {
 	struct fg_policy_set set;
 	__u64 dport_mask[FG_PORT_SLOTS];
+	__u64 sport_mask[FG_PORT_SLOTS];
 	unsigned int n_src;
 	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
+	unsigned int n_access;
+	struct fg_src_lpm_key access_key[2 * FG_MAX_ACCESS_CIDRS];
+	__u32 access_value[2 * FG_MAX_ACCESS_CIDRS];
 };
 
 /* The map fds the compiled tables go into. */
 struct fg_policy_maps {
 	int policy_sets;
 	int dport_match;
+	int sport_match;
 	int src_match;
+	int access_lists;
 	int policy_stats;
 	int runtime;
 };

@@ -22,7 +22,12 @@ struct pkt_spec {
 	int vlans;	   /* 0, 1 or 2 tags */
 	size_t pad;	   /* payload bytes after the L4 header */
 	uint16_t frag_off; /* IPv4 fragment offset field, host order */
-	int ihl;	   /* IPv4 header words; 0 means 5 */
+	int ihl;	   /* IPv4 header words; 0 means 5 (options are NOPs) */
+	uint16_t sport;	   /* 0 means 40000 */
+	int ack;	   /* TCP: set ACK besides SYN */
+	int n_ext;	   /* IPv6 extension headers before L4, 8 bytes each */
+	uint8_t ext[12];   /* their types: 0 hop-by-hop, 43 routing, 44 fragment, 60 dst */
+	uint16_t ext_frag; /* IPv6 fragment header's offset field, host order */
 };
 
 /* Writes the frame into buf (at least 1600 bytes) and returns its length. */
@@ -53,12 +58,21 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)p;
 
 		ip6->version = 6;
-		ip6->payload_len = htons(l4_len);
-		ip6->nexthdr = s->proto;
+		ip6->payload_len = htons(l4_len + 8 * s->n_ext);
+		ip6->nexthdr = s->n_ext ? s->ext[0] : s->proto;
 		ip6->hop_limit = 64;
 		inet_pton(AF_INET6, s->src, &ip6->saddr);
 		inet_pton(AF_INET6, "2001:db8::1", &ip6->daddr);
 		p += sizeof(*ip6);
+		for (i = 0; i < s->n_ext; i++) {
+			p[0] = i + 1 < s->n_ext ? s->ext[i + 1] : s->proto;
+			if (s->ext[i] == 44) { /* fragment: the offset field, no length */
+				uint16_t off = htons(s->ext_frag);
+
+				memcpy(p + 2, &off, 2);
+			}
+			p += 8;
+		}
 	} else {
 		struct iphdr *ip = (struct iphdr *)p;
 		int ihl = s->ihl ? s->ihl : 5;
@@ -70,6 +84,8 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 		ip->ttl = 64;
 		ip->protocol = s->proto;
 		ip->frag_off = htons(s->frag_off);
+		if (ihl > 5) /* NOP options */
+			memset(p + sizeof(*ip), 1, ihl * 4 - sizeof(*ip));
 		inet_pton(AF_INET, s->src, &ip->saddr);
 		inet_pton(AF_INET, "192.0.2.1", &ip->daddr);
 		p += ihl * 4;
@@ -77,14 +93,15 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 	if (s->proto == IPPROTO_TCP) {
 		struct tcphdr *th = (struct tcphdr *)p;
 
-		th->source = htons(40000);
+		th->source = htons(s->sport ? s->sport : 40000);
 		th->dest = htons(s->dport);
 		th->doff = 5;
 		th->syn = 1;
+		th->ack = !!s->ack;
 	} else if (s->proto == IPPROTO_UDP) {
 		struct udphdr *uh = (struct udphdr *)p;
 
-		uh->source = htons(40000);
+		uh->source = htons(s->sport ? s->sport : 40000);
 		uh->dest = htons(s->dport);
 		uh->len = htons(l4_len);
 	}

@@ -607,6 +607,190 @@ static void test_layers_bind_in_turn(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* --- matching clauses, keys, extension headers, lists and bans ------------ */
+
+static void test_sport_syn_and_port_keys(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy syn22]\nmatch = tcp dport 22 syn\n"
+					       "rate = 1/s\nburst = 2\n"
+					       "[policy from53]\nmatch = udp sport 53\n"
+					       "rate = 1/s\nburst = 3\n"
+					       "[policy perport]\nmatch = udp dport 1000-1001\n"
+					       "per = src/32+dport\nrate = 1/s\nburst = 2\n");
+	struct pkt_spec syn = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
+	struct pkt_spec synack = syn, dns = udp_a, other = udp_a, p1000 = udp_a, p1001 = udp_a;
+
+	(void)state;
+	synack.ack = 1;
+	dns.sport = 53;
+	other.sport = 54;
+	p1000.dport = 1000;
+	p1001.dport = 1001;
+	assert_int_equal(xdp_passed(skel, T0, &syn, 5), 2);
+	assert_int_equal(xdp_passed(skel, T0, &synack, 5), 5); /* not a bare SYN */
+	assert_int_equal(xdp_passed(skel, T0, &dns, 5), 3);
+	assert_int_equal(xdp_passed(skel, T0, &other, 5), 5);
+	/* one bucket per source and destination port */
+	assert_int_equal(xdp_passed(skel, T0, &p1000, 5), 2);
+	assert_int_equal(xdp_passed(skel, T0, &p1001, 5), 2);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 5);
+	assert_int_equal(global_stats(skel).unmatched, 5 + 5);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_ipv6_extension_headers(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy port9]\nmatch = udp dport 9\n"
+			  "rate = 1/s\nburst = 1\n"
+			  "[policy all]\nmatch = any\nrate = 1/s\nburst = 1000\n");
+	int xdp = bpf_program__fd(skel->progs.fg_xdp);
+	struct pkt_spec two = {.family = 6,
+			       .src = "2001:db8::7",
+			       .proto = IPPROTO_UDP,
+			       .dport = 9,
+			       .n_ext = 2,
+			       .ext = {0, 60}};
+	struct pkt_spec four = two, later = two, seven = two;
+	size_t cut[] = {14 + 40 + 1, 14 + 40 + 8 + 1, 14 + 40 + 16 + 7};
+	size_t i;
+
+	(void)state;
+	four.src = "2001:db8:0:8::8"; /* another /64, another bucket */
+	four.n_ext = 4;
+	memcpy(four.ext, (uint8_t[]){0, 43, 60, 44}, 4);
+	later.src = "2001:db8::9";
+	later.n_ext = 1;
+	later.ext[0] = 44;
+	later.ext_frag = 100 << 3;
+	seven.n_ext = 7;
+	memcpy(seven.ext, (uint8_t[]){0, 60, 60, 60, 60, 60, 60}, 7);
+	skel->bss->fg_test_now_ns = T0;
+	/* the walk finds the UDP port behind the chain */
+	assert_int_equal(xdp_passed(skel, T0, &two, 3), 1);
+	assert_int_equal(xdp_passed(skel, T0, &four, 3), 1); /* a first fragment */
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 6);
+	/* a later fragment has no ports: only the portless policy sees it */
+	assert_int_equal(xdp_passed(skel, T0, &later, 3), 3);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 6);
+	assert_int_equal(policy_stats(skel, 1).matched_packets, 2 + 3);
+	/* a chain longer than the walk's bound (6) is malformed (drop here) */
+	assert_int_equal(xdp_passed(skel, T0, &seven, 2), 0);
+	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 2);
+	/* truncated inside each extension header and inside UDP */
+	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
+		assert_int_equal(run_prog(xdp, &two, cut[i]), XDP_DROP);
+	assert_int_equal(global_stats(skel).malformed, 2 + 3);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_ipv4_options(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy ssh]\nmatch = tcp dport 22 syn\nrate = 1/s\nburst = 2\n");
+	int xdp = bpf_program__fd(skel->progs.fg_xdp);
+	struct pkt_spec opts = {
+		.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22, .ihl = 15};
+
+	(void)state;
+	/* 40 bytes of options, and the port is still found */
+	assert_int_equal(xdp_passed(skel, T0, &opts, 4), 2);
+	/* options cut short, and the TCP header cut short after them */
+	assert_int_equal(run_prog(xdp, &opts, 14 + 30), XDP_DROP);
+	assert_int_equal(run_prog(xdp, &opts, 14 + 60 + 10), XDP_DROP);
+	assert_int_equal(global_stats(skel).malformed, 2);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_allow_and_deny_lists(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[allow]\nsrc = 10.1.0.0/16, 2001:db8:a::/48\n"
+					       "[deny]\nsrc = 10.0.0.0/8, 2001:db8::/32\n"
+					       "[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n");
+	int xdp = bpf_program__fd(skel->progs.fg_xdp);
+	struct pkt_spec allowed = udp_a, denied = udp_a, other = udp_a;
+	struct pkt_spec allowed6 = {
+		.family = 6, .src = "2001:db8:a::1", .proto = IPPROTO_UDP, .dport = 9};
+	struct pkt_spec denied6 = allowed6,
+			denied_tcp = {
+				.family = 4, .src = "10.9.9.9", .proto = IPPROTO_TCP, .dport = 22};
+
+	(void)state;
+	allowed.src = "10.1.2.3"; /* inside the deny /8, but the allow /16 is longer */
+	denied.src = "10.2.0.1";
+	other.src = "192.0.2.1";
+	denied6.src = "2001:db8:b::1";
+	assert_int_equal(xdp_passed(skel, T0, &allowed, 10), 10);
+	assert_int_equal(xdp_passed(skel, T0, &allowed6, 10), 10);
+	assert_int_equal(xdp_passed(skel, T0, &denied, 10), 0);
+	assert_int_equal(xdp_passed(skel, T0, &denied6, 10), 0);
+	assert_int_equal(xdp_passed(skel, T0, &other, 10), 1);
+	/* a damaged packet from a denied source still meets the list first */
+	skel->bss->fg_test_now_ns = T0;
+	assert_int_equal(run_prog(xdp, &denied_tcp, 14 + 20 + 5), XDP_DROP);
+	assert_int_equal(global_stats(skel).allowed, 20);
+	assert_int_equal(global_stats(skel).denied, 21);
+	assert_int_equal(global_stats(skel).malformed, 0);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 10);
+	floodgate_bpf__destroy(skel);
+}
+
+static struct fg_ban ban_of(struct floodgate_bpf *skel, int family, const char *addr, int len)
+{
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + len, .family = family};
+	struct fg_ban ban = {};
+
+	inet_pton(family == 4 ? AF_INET : AF_INET6, addr, key.addr);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), 0);
+	return ban;
+}
+
+static void test_bans_escalate(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = any\nper = src/24 src/64\n"
+					       "rate = 1/s\nburst = 2\naction = ban 10s\n"
+					       "ban_factor = 3\nban_max = 60s\n");
+	struct pkt_spec a = udp_a, neighbour = udp_a, stranger = udp_a;
+	struct pkt_spec a6 = {
+		.family = 6, .src = "2001:db8:1:2::1", .proto = IPPROTO_UDP, .dport = 9};
+	struct fg_ban ban;
+	__u64 t;
+
+	(void)state;
+	neighbour.src = "10.0.0.99";
+	stranger.src = "10.0.1.1";
+	/* two pass, the third is refused and bans the /24 for 10 s */
+	assert_int_equal(xdp_passed(skel, T0, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.strikes, 1);
+	assert_int_equal(ban.expires_ns, T0 + 10 * SEC);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &neighbour, 5), 0);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &stranger, 1), 1);
+	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC - 1, &a, 1), 0);
+	/* expired: the bucket has refilled; a repeat offence bans for 30 s */
+	t = T0 + 10 * SEC;
+	assert_int_equal(xdp_passed(skel, t, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.strikes, 2);
+	assert_int_equal(ban.duration_ns, 30 * SEC);
+	assert_int_equal(ban.expires_ns, t + 30 * SEC);
+	/* and the third for 90 s, capped at ban_max = 60 s */
+	t += 30 * SEC;
+	assert_int_equal(xdp_passed(skel, t, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.strikes, 3);
+	assert_int_equal(ban.duration_ns, 60 * SEC);
+	/* IPv6: the /64 is banned */
+	assert_int_equal(xdp_passed(skel, T0, &a6, 3), 2);
+	ban = ban_of(skel, 6, "2001:db8:1:2::", 64);
+	assert_int_equal(ban.expires_ns, T0 + 10 * SEC);
+	a6.src = "2001:db8:1:2::ffff";
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &a6, 3), 0);
+	assert_int_equal(global_stats(skel).bans_added, 4);
+	assert_int_equal(global_stats(skel).banned, 5 + 1 + 3);
+	floodgate_bpf__destroy(skel);
+}
+
 /* --- two CPUs, one key ---------------------------------------------------- */
 
 struct flood_thread {
@@ -786,6 +970,11 @@ int main(void)
 		cmocka_unit_test(test_leaky_bucket_constant_spacing),
 		cmocka_unit_test(test_byte_limits),
 		cmocka_unit_test(test_layers_bind_in_turn),
+		cmocka_unit_test(test_sport_syn_and_port_keys),
+		cmocka_unit_test(test_ipv6_extension_headers),
+		cmocka_unit_test(test_ipv4_options),
+		cmocka_unit_test(test_allow_and_deny_lists),
+		cmocka_unit_test(test_bans_escalate),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
 		cmocka_unit_test(test_two_cpus_every_algorithm_exact),

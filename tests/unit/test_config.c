@@ -639,7 +639,7 @@ static void test_errors_structure(void **state)
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
 		 "t.conf:4: unknown key 'brust' (expected one of: match, src, per, algorithm, "
-		 "rate, burst, action)\n"},
+		 "rate, burst, action, ban_factor, ban_max)\n"},
 		{POLR "hook = tc\n", 4, "unknown key 'hook' in a policy section", NULL},
 		{POLR "max_sources = 5\n", 4, "in a policy section", NULL},
 		{"[foo]\n" POLR, 1, "unknown section '[foo]'", NULL},
@@ -766,12 +766,88 @@ static void test_errors_algorithms(void **state)
 	run_errors(cases, ARRAY_SIZE(cases));
 }
 
+static void test_match_clauses_and_keys(void **state)
+{
+	const struct fg_policy_conf *pol;
+
+	(void)state;
+	pol = one_policy("syn", "tcp dport 22 syn", "5/s", "");
+	assert_true(pol->syn_only);
+	assert_int_equal(pol->n_dports, 1);
+	pol = one_policy("sport", "udp sport 53 dport 1024-65535", "5/s", "");
+	assert_int_equal(pol->n_sports, 1);
+	assert_int_equal(pol->sports[0].lo, 53);
+	assert_int_equal(pol->dports[0].lo, 1024);
+	assert_int_equal(pol->dports[0].hi, 65535);
+	pol = one_policy("syn first", "tcp syn sport 1,2 dport 3", "5/s", "");
+	assert_true(pol->syn_only);
+	assert_int_equal(pol->n_sports, 2);
+	pol = one_policy("+dport", "tcp", "5/s", "per = src/32+dport src/64+dport");
+	assert_true(pol->key_dport);
+	assert_int_equal(pol->prefix_v4, 32);
+	assert_int_equal(pol->prefix_v6, 64);
+	pol = one_policy("ban", "tcp", "5/s", "action = ban 10m\nban_factor = 2\nban_max = 24h");
+	assert_int_equal(pol->action, FG_ACTION_BAN);
+	assert_int_equal(pol->ban_ns, 600ULL * 1000000000ULL);
+	assert_int_equal(pol->ban_factor, 2);
+	assert_int_equal(pol->ban_max_ns, 86400ULL * 1000000000ULL);
+	pol = one_policy("ban defaults", "tcp", "5/s", "action = ban 90s");
+	assert_int_equal(pol->ban_factor, 1);
+	assert_int_equal(pol->ban_max_ns, 90ULL * 1000000000ULL);
+}
+
+static void test_access_lists(void **state)
+{
+	const struct fg_config *c;
+
+	(void)state;
+	c = parse_ok("lists", "[allow]\nsrc = 10.0.0.0/8, 2001:db8::/32\nsrc = 192.0.2.1\n"
+			      "[deny]\nsrc = 10.66.0.0/16\n"
+			      "[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->n_allow, 3);
+	assert_int_equal(c->n_deny, 1);
+	assert_int_equal(c->allow[2].prefix_len, 32);
+	assert_int_equal(c->deny[0].prefix_len, 16);
+	assert_int_equal(c->n_policies, 1);
+}
+
+static void test_errors_access_and_ban(void **state)
+{
+	static const struct error_case cases[] = {
+		{"[deny]\nnet = 10.0.0.0/8\n" POLR, 2, "unknown key 'net' in [deny]", NULL},
+		{"[deny]\nsrc = 10.0.0.1/8\n" POLR, 2, "host bits", NULL},
+		{"[allow]\nsrc = 10.0.0.0/8\n[deny]\nsrc = 10.0.0.0/8\n" POLR, 4,
+		 "in both [allow] and [deny]", NULL},
+		{"[blocklist]\n" POLR, 1, "unknown section '[blocklist]'", NULL},
+		{POL "rate = 1/s\naction = ban\n", 4, "bad action", NULL},
+		{POL "rate = 1/s\naction = ban 10y\n", 4, "bad ban duration", NULL},
+		{POL "rate = 1/s\naction = ban 31d\n", 4, "bad ban duration", NULL},
+		{POL "rate = 1/s\naction = ban 0s\n", 4, "bad ban duration", NULL},
+		{POL "rate = 1/s\nban_factor = 2\n", 4, "need action = ban", NULL},
+		{POL "rate = 1/s\naction = ban 1h\nban_max = 10m\n", 5, "shorter than the ban",
+		 NULL},
+		{POL "rate = 1/s\naction = ban 1h\nban_factor = 0\n", 5, "bad ban_factor", NULL},
+		{POL "rate = 1/s\nper = global\naction = ban 1h\n", 5, "ban every source", NULL},
+		{POL "rate = 1/s\nper = src/32+port\n", 4, "bad prefix length", NULL},
+	};
+
+	(void)state;
+	run_errors(cases, ARRAY_SIZE(cases));
+}
+
 static void test_errors_match(void **state)
 {
 	static const struct error_case cases[] = {
 		{"[policy p]\nmatch = sctp\nrate = 1/s\n", 2, "unknown protocol 'sctp'", NULL},
 		{"[policy p]\nmatch = TCP\nrate = 1/s\n", 2, "unknown protocol", NULL},
-		{"[policy p]\nmatch = tcp sport 22\nrate = 1/s\n", 2, "unexpected 'sport'", NULL},
+		{"[policy p]\nmatch = tcp sport\nrate = 1/s\n", 2, "sport without ports", NULL},
+		{"[policy p]\nmatch = tcp dport syn\nrate = 1/s\n", 2, "dport without ports", NULL},
+		{"[policy p]\nmatch = udp syn\nrate = 1/s\n", 2, "syn with protocol udp", NULL},
+		{"[policy p]\nmatch = icmp sport 1\nrate = 1/s\n", 2, "sport with protocol icmp",
+		 NULL},
+		{"[policy p]\nmatch = tcp dport 1 dport 2\nrate = 1/s\n", 2, "dport given twice",
+		 NULL},
+		{"[policy p]\nmatch = tcp sport 9-1\nrate = 1/s\n", 2, "out of order", NULL},
 		{"[policy p]\nmatch = tcp 22\nrate = 1/s\n", 2, "unexpected '22'", NULL},
 		{"[policy p]\nmatch = icmp dport 1\nrate = 1/s\n", 2, "dport with protocol icmp",
 		 NULL},
@@ -793,7 +869,7 @@ static void test_errors_match(void **state)
 		{"[policy p]\nmatch = tcp dport 1-2-3\nrate = 1/s\n", 2, "bad port", NULL},
 		{"[policy p]\nmatch = tcp dport +22\nrate = 1/s\n", 2, "bad port", NULL},
 		{"[policy p]\nmatch = tcp dport 0x16\nrate = 1/s\n", 2, "bad port", NULL},
-		{"[policy p]\nmatch = tcp dport 22 dport 80\nrate = 1/s\n", 2, "bad port 'dport'",
+		{"[policy p]\nmatch = tcp dport 22 dport 80\nrate = 1/s\n", 2, "dport given twice",
 		 NULL},
 		{"[policy p]\nmatch = tcp dport 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n", 2,
 		 "too many ports", NULL},
@@ -1055,6 +1131,9 @@ int main(void)
 		cmocka_unit_test(test_errors_globals),
 		cmocka_unit_test(test_errors_match),
 		cmocka_unit_test(test_algorithms),
+		cmocka_unit_test(test_match_clauses_and_keys),
+		cmocka_unit_test(test_access_lists),
+		cmocka_unit_test(test_errors_access_and_ban),
 		cmocka_unit_test(test_errors_algorithms),
 		cmocka_unit_test(test_errors_src_per),
 		cmocka_unit_test(test_errors_rate),

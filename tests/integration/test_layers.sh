@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Stacked limits through the real CLI on a real veth with real traffic (XDP):
+# a per-address layer, a per-/24 layer and a global layer, all matching the
+# same flood. Each phase loads a fresh floodgate and floods so that one layer
+# binds in turn, then checks what reached the stack (nft counters on fgA)
+# against burst + rate x elapsed for that layer, and that `stats --json`
+# agrees layer by layer: a packet a layer refuses is never seen by the later
+# ones, and the earlier ones have been charged for it.
+#
+#   phase 1  10.0.1.250 alone                       per-IP binds
+#   phase 2  10.0.1.250..255 and 10.0.2.0           per-/24 binds for 10.0.1/24
+#   phase 3  10.0.1.252..255, 10.0.2.0,             global binds
+#            10.0.3.252..255, 10.0.4.0..3,
+#            10.0.5.252..255, 10.0.6.0..3
+#
+# The sources of a generator are consecutive addresses (the generator's
+# ADDR+K), so 10.0.1.250+7 is six sources of 10.0.1.0/24 and one outside it.
+source "$(dirname "$0")/lib.sh"
+
+WORK=$(mktemp -d)
+trap 'lab_down; rm -rf "$WORK"' EXIT
+# The bursts are small next to rate x SECS (200, 600, 2000 packets).
+RATE_IP=100
+BURST_IP=20
+RATE_24=300
+BURST_24=60
+RATE_G=1000
+BURST_G=200
+SECS=2
+# A layer behind per-ip refuses at least every 1 / RATE_IP (see bounds.py).
+SLACK=$(python3 -c "print(1 / $RATE_IP)")
+
+cat >"$WORK/layers.conf" <<CONF
+[policy per-ip]
+match = udp dport 9
+per   = src/32 src/64
+rate  = $RATE_IP/s
+burst = $BURST_IP
+
+[policy per-24]
+match = udp dport 9
+per   = src/24 src/48
+rate  = $RATE_24/s
+burst = $BURST_24
+
+[policy global]
+match = udp dport 9
+per   = global
+rate  = $RATE_G/s
+burst = $BURST_G
+CONF
+
+# bounds.py MODE VALUES SPEC...: checks each NAME=VALUE of VALUES against the
+# admitted count of the buckets in the SPECs, summed. MODE is `within` (both
+# bounds) or `atmost` (the upper bound only).
+#
+# A SPEC is N:RATE:BURST:SLACK:RUN[,RUN...]: N buckets of RATE/s and BURST,
+# offered traffic by the generator runs RUN (their JSON files) and saturated
+# while all of them send. A GCRA bucket that starts full at its first packet
+# (at or after the earliest start_ns) admits at most burst + rate x (last
+# packet - first packet) + 1, and its last packet comes before the latest
+# end_ns. It admits at least burst + rate x (t - s) - 1, where s is the latest
+# start_ns (every packet before s has either spent a token the bucket had at
+# s, or fallen into a bucket that was never full) and t its last refusal,
+# provided it never fills up in between (that needs burst / rate = 200 ms
+# without a packet). A source sends a frame at least every gap =
+# max_batch_ns + max(sources, batch) / rate (round-robin, paced per batch),
+# and a saturated layer refuses at least every SLACK seconds (0 for the
+# per-IP layer, which sees every frame). Hence, as in test_cli.sh,
+#   [burst + rate (min end - max start - 2 gap - SLACK) - 1,
+#    burst + rate (max end - min start + gap) + 1].
+cat >"$WORK/bounds.py" <<'PY'
+import json, sys
+
+mode, values, specs = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+lo = hi = 0.0
+why = []
+for spec in specs:
+    n, rate, burst, slack, runs = spec.split(":")
+    n, rate, burst, slack = int(n), float(rate), float(burst), float(slack)
+    floods = [json.load(open(f)) for f in runs.split(",")]
+    gap = max(f["max_batch_ns"] / 1e9 + max(f["sources"], f["batch"]) / f["rate"] for f in floods)
+    short = (min(f["end_ns"] for f in floods) - max(f["start_ns"] for f in floods)) / 1e9
+    full = (max(f["end_ns"] for f in floods) - min(f["start_ns"] for f in floods)) / 1e9
+    lo += n * (burst + rate * (short - 2 * gap - slack) - 1)
+    hi += n * (burst + rate * (full + gap) + 1)
+    why.append(f"{n} x (burst {burst:g} + {rate:g}/s x {short:.4f}..{full:.4f} s, gap {gap * 1e3:.2f} ms)")
+ok = True
+for item in values:
+    name, value = item.split("=")
+    value = int(value)
+    good = value <= hi and (mode == "atmost" or value >= lo)
+    ok &= good
+    low = f"{lo:.1f}" if mode == "within" else "0"
+    print(f"    {name}: {value}, expected {low}..{hi:.1f} {'ok' if good else 'OUT OF BOUNDS'}")
+print("      from " + " + ".join(why))
+sys.exit(0 if ok else 1)
+PY
+bounds() { python3 "$WORK/bounds.py" "$@"; }
+
+# counts N: the first N nft counters of count_sources, in order, in one call.
+counts() {
+	nft -j list counters table netdev fgcount | python3 -c '
+import json, sys
+c = {o["counter"]["name"]: o["counter"]["packets"] for o in json.load(sys.stdin)["nftables"] if "counter" in o}
+print(" ".join(str(c[f"c{i}"]) for i in range(int(sys.argv[1]))))' "$1"
+}
+
+# named NAMES COUNTS: "name=count ..." for bounds.py.
+named() {
+	local -a n=($1) c=($2)
+	local i out=""
+	for i in "${!n[@]}"; do out+="${n[$i]}=${c[$i]} "; done
+	echo "$out"
+}
+
+sum() { python3 -c 'import sys; print(sum(int(x) for x in sys.argv[1:]))' "$@"; }
+
+# layer FIELD: a per-layer counter of the last `stats --json`, e.g. layer per-ip passed.
+layer() {
+	python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+print([p for p in d["policies"] if p["name"] == sys.argv[2]][0][sys.argv[3] + "_packets"])' \
+		"$STATS" "$1" "$2"
+}
+
+# layers_agree SENT RECEIVED: the walk, as the counters see it. Every frame
+# meets per-ip first; a layer sees exactly what the layer before it passed;
+# what global passed is what reached the stack; nothing is a would-drop.
+layers_agree() {
+	local sent=$1 received=$2 l
+	STATS=$("$FLOODGATE" stats fgA --json)
+	echo "    stats: $STATS"
+	check "  per-ip matched $(layer per-ip matched) = sent $sent" \
+		test "$(layer per-ip matched)" = "$sent"
+	check "  per-24 matched $(layer per-24 matched) = per-ip passed $(layer per-ip passed)" \
+		test "$(layer per-24 matched)" = "$(layer per-ip passed)"
+	check "  global matched $(layer global matched) = per-24 passed $(layer per-24 passed)" \
+		test "$(layer global matched)" = "$(layer per-24 passed)"
+	check "  global passed $(layer global passed) = received $received" \
+		test "$(layer global passed)" = "$received"
+	for l in per-ip per-24 global; do
+		check "  $l: dropped = matched - passed, no would-drop" \
+			test "$(layer $l dropped)" -eq $(($(layer $l matched) - $(layer $l passed))) \
+			-a "$(layer $l would_drop)" -eq 0
+	done
+}
+
+# gen FILE ARGS...: one generator run to 10.200.0.1 port 9, JSON into FILE.
+gen() {
+	local file=$1
+	shift
+	flood --dst 10.200.0.1 --dport 9 --duration $SECS "$@" >"$file"
+	echo "    flood: $(cat "$file")"
+}
+
+lab_up
+START=$SECONDS
+expect_exit 0 "check the layered config" "$FLOODGATE" check -c "$WORK/layers.conf"
+
+# --- phase 1: one source, the per-IP layer binds -------------------------
+# 20000 pps from one address. per-24 (burst 60 >= 20, 300/s > 100/s) and
+# global never refuse what per-ip passed.
+echo "# phase 1: 10.0.1.250 alone at 20000 pps: per-ip binds"
+expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
+count_sources 10.0.1.250
+gen "$WORK/p1.json" --src 10.0.1.250 --rate 20000
+c=$(counts 1)
+check "10.0.1.250 admitted burst_ip + $RATE_IP/s x elapsed" \
+	bounds within "$(named 10.0.1.250 "$c")" "1:$RATE_IP:$BURST_IP:0:$WORK/p1.json"
+layers_agree "$(json_get "$(cat "$WORK/p1.json")" 'd["sent"]')" "$(sum $c)"
+check "  per-ip refused the rest ($(layer per-ip dropped))" test "$(layer per-ip dropped)" -gt 0
+check "  per-24 and global refused nothing" \
+	test "$(layer per-24 dropped)" -eq 0 -a "$(layer global dropped)" -eq 0
+expect_exit 0 "unload" "$FLOODGATE" unload fgA
+
+# --- phase 2: six sources in one /24, the per-/24 layer binds ------------
+# 4000 pps from each of 10.0.1.250..255 and 10.0.2.0. Per-ip passes 100/s
+# of each, 600/s for 10.0.1.0/24, of which per-24 passes 300/s. 10.0.2.0 has
+# its own /24 bucket and keeps its per-IP share. Global (400/s offered,
+# burst 200 > 6 x 20 + 20) never refuses.
+echo "# phase 2: 10.0.1.250..255 and 10.0.2.0 at 4000 pps each: per-24 binds"
+IN24="10.0.1.250 10.0.1.251 10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255"
+expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
+count_sources $IN24 10.0.2.0
+gen "$WORK/p2.json" --src 10.0.1.250+7 --rate 28000
+c=$(counts 7)
+P2="$WORK/p2.json"
+check "10.0.1.0/24 admitted burst_24 + $RATE_24/s x elapsed" \
+	bounds within "10.0.1.0/24=$(sum $(cut -d' ' -f1-6 <<<"$c"))" "1:$RATE_24:$BURST_24:$SLACK:$P2"
+check "no source above its per-IP bound" \
+	bounds atmost "$(named "$IN24 10.0.2.0" "$c")" "1:$RATE_IP:$BURST_IP:0:$P2"
+check "10.0.2.0, outside the /24, admitted its per-IP share" \
+	bounds within "10.0.2.0=$(cut -d' ' -f7 <<<"$c")" "1:$RATE_IP:$BURST_IP:0:$P2"
+layers_agree "$(json_get "$(cat "$P2")" 'd["sent"]')" "$(sum $c)"
+# Every source's per-ip bucket was charged, also for what per-24 refused.
+check "  per-ip passed 7 per-IP shares" \
+	bounds within "per-ip.passed=$(layer per-ip passed)" "7:$RATE_IP:$BURST_IP:0:$P2"
+check "  per-24 passed one /24 share and 10.0.2.0's per-IP share" \
+	bounds within "per-24.passed=$(layer per-24 passed)" \
+	"1:$RATE_24:$BURST_24:$SLACK:$P2" "1:$RATE_IP:$BURST_IP:0:$P2"
+check "  per-24 refused ($(layer per-24 dropped)), global refused nothing" \
+	test "$(layer per-24 dropped)" -gt 0 -a "$(layer global dropped)" -eq 0
+expect_exit 0 "unload" "$FLOODGATE" unload fgA
+
+# --- phase 3: five /24s and 10.0.2.0, the global layer binds -------------
+# 1000 pps from each of 21 sources, from three generators at once (each
+# sends one frame per test_run call, --batch 1, so that they share the
+# device). Each /24 of four sources offers 400/s to per-24, which passes
+# 300/s; with 10.0.2.0's 100/s, global is offered 1600/s and passes 1000/s.
+echo "# phase 3: 10.0.1/24, 10.0.3/24 .. 10.0.6/24 (4 sources each) and 10.0.2.0: global binds"
+A="10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255 10.0.2.0"
+B="10.0.3.252 10.0.3.253 10.0.3.254 10.0.3.255 10.0.4.0 10.0.4.1 10.0.4.2 10.0.4.3"
+C="10.0.5.252 10.0.5.253 10.0.5.254 10.0.5.255 10.0.6.0 10.0.6.1 10.0.6.2 10.0.6.3"
+expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
+count_sources $A $B $C
+NCPU=$(nproc)
+i=0
+pids=()
+for g in "10.0.1.252+5 5000 a" "10.0.3.252+8 8000 b" "10.0.5.252+8 8000 c"; do
+	read -r src rate name <<<"$g"
+	# Spread the generators over the CPUs; each pins its thread to the
+	# first CPU it may use.
+	(
+		taskset -p -c $((i % NCPU)) $BASHPID >/dev/null
+		flood --dst 10.200.0.1 --dport 9 --duration $SECS --src "$src" --rate "$rate" \
+			--batch 1 >"$WORK/p3$name.json"
+	) &
+	pids+=($!)
+	i=$((i + 1))
+done
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done
+check "three generators at once" test $rc -eq 0
+for name in a b c; do echo "    flood $name: $(cat "$WORK/p3$name.json")"; done
+c=$(counts 21)
+PA="$WORK/p3a.json" PB="$WORK/p3b.json" PC="$WORK/p3c.json"
+ca=$(cut -d' ' -f1-5 <<<"$c") cb=$(cut -d' ' -f6-13 <<<"$c") cc=$(cut -d' ' -f14-21 <<<"$c")
+check "total admitted burst_g + $RATE_G/s x elapsed" \
+	bounds within "all=$(sum $c)" "1:$RATE_G:$BURST_G:$SLACK:$PA,$PB,$PC"
+check "no /24 above its per-24 bound (a)" bounds atmost \
+	"10.0.1.0/24=$(sum $(cut -d' ' -f1-4 <<<"$ca"))" "1:$RATE_24:$BURST_24:0:$PA"
+check "no /24 above its per-24 bound (b)" bounds atmost \
+	"10.0.3.0/24=$(sum $(cut -d' ' -f1-4 <<<"$cb")) 10.0.4.0/24=$(sum $(cut -d' ' -f5-8 <<<"$cb"))" \
+	"1:$RATE_24:$BURST_24:0:$PB"
+check "no /24 above its per-24 bound (c)" bounds atmost \
+	"10.0.5.0/24=$(sum $(cut -d' ' -f1-4 <<<"$cc")) 10.0.6.0/24=$(sum $(cut -d' ' -f5-8 <<<"$cc"))" \
+	"1:$RATE_24:$BURST_24:0:$PC"
+check "no source above its per-IP bound (a)" bounds atmost "$(named "$A" "$ca")" "1:$RATE_IP:$BURST_IP:0:$PA"
+check "no source above its per-IP bound (b)" bounds atmost "$(named "$B" "$cb")" "1:$RATE_IP:$BURST_IP:0:$PB"
+check "no source above its per-IP bound (c)" bounds atmost "$(named "$C" "$cc")" "1:$RATE_IP:$BURST_IP:0:$PC"
+sent=$(sum $(for name in a b c; do json_get "$(cat "$WORK/p3$name.json")" 'd["sent"]'; done))
+layers_agree "$sent" "$(sum $c)"
+check "  per-ip passed 21 per-IP shares" \
+	bounds within "per-ip.passed=$(layer per-ip passed)" \
+	"5:$RATE_IP:$BURST_IP:0:$PA" "8:$RATE_IP:$BURST_IP:0:$PB" "8:$RATE_IP:$BURST_IP:0:$PC"
+check "  per-24 passed five /24 shares and 10.0.2.0's per-IP share" \
+	bounds within "per-24.passed=$(layer per-24 passed)" "1:$RATE_24:$BURST_24:$SLACK:$PA" \
+	"1:$RATE_IP:$BURST_IP:0:$PA" "2:$RATE_24:$BURST_24:$SLACK:$PB" "2:$RATE_24:$BURST_24:$SLACK:$PC"
+check "  global refused ($(layer global dropped)), per-24 refused ($(layer per-24 dropped))" \
+	test "$(layer global dropped)" -gt 0 -a "$(layer per-24 dropped)" -gt 0
+expect_exit 0 "unload" "$FLOODGATE" unload fgA
+echo "# $((SECONDS - START)) s"
+
+finish
