@@ -553,7 +553,7 @@ static int parse_src(struct parser *p, const char *v)
 }
 
 /* A duration: a whole number and ms, s, m or min, h or d: 10m, 24h. */
-static int parse_duration(struct parser *p, const char *what, const char *v, __u64 *ns)
+int fg_parse_duration(const char *v, __u64 *ns)
 {
 	static const struct unit units[] = {
 		{"ms", 1000000ULL, false},     {"s", NS_PER_S, false},
@@ -568,10 +568,24 @@ static int parse_duration(struct parser *p, const char *what, const char *v, __u
 	if (split_number(v, strlen(v), &n, &rest, &rest_len) || n == 0 ||
 	    !(u = find_unit(units, ARRAY_SIZE(units), rest, rest_len)) ||
 	    n > FG_MAX_BAN_NS / u->mult)
+		return -EINVAL;
+	*ns = n * u->mult;
+	return 0;
+}
+
+int fg_parse_cidr(const char *text, struct fg_cidr *out)
+{
+	struct parser p = {.source = "", .err = NULL};
+
+	return parse_cidr(&p, text, (int)strlen(text), out);
+}
+
+static int parse_duration(struct parser *p, const char *what, const char *v, __u64 *ns)
+{
+	if (fg_parse_duration(v, ns))
 		return fail(p, p->line,
 			    "bad %s '%s' (expected a duration of 1ms..30d such as 90s, 10m, 24h)",
 			    what, v);
-	*ns = n * u->mult;
 	return 0;
 }
 

@@ -89,6 +89,13 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 /* Read and parse a file. An unreadable file is reported as "FILE: reason". */
 int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err);
 
+/* A duration such as 90s, 10m, 24h, 7d (ms, s, m/min, h, d), up to
+ * FG_MAX_BAN_NS. Returns 0 or -EINVAL. */
+int fg_parse_duration(const char *text, __u64 *ns);
+
+/* ADDR or ADDR/LEN, IPv4 or IPv6, host bits clear. Returns 0 or -EINVAL. */
+int fg_parse_cidr(const char *text, struct fg_cidr *out);
+
 /* Stable policy id: 32-bit FNV-1a of the name. */
 __u32 fg_policy_id(const char *name);
 

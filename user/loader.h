@@ -32,4 +32,9 @@ int fg_cmd_status(const char *ifname);
 int fg_cmd_stats(const char *ifname, bool json);
 int fg_cmd_check(const char *config_path);
 
+/* user/bans.c. A ban without a duration lasts until unbanned. */
+int fg_cmd_ban(const char *ifname, const char *target, const char *duration);
+int fg_cmd_unban(const char *ifname, const char *target);
+int fg_cmd_bans(const char *ifname);
+
 #endif /* FG_LOADER_H */

@@ -24,6 +24,10 @@ static const char usage_text[] =
 	"  status [IFACE]          where attached, mode, policies, table occupancy\n"
 	"  stats IFACE [--json]    per-policy and global counters\n"
 	"  check -c FILE           validate a config and exit\n"
+	"  ban IFACE ADDR[/LEN] [--for DURATION]\n"
+	"                          drop a source or prefix (until unbanned, by default)\n"
+	"  unban IFACE ADDR[/LEN]  lift a ban\n"
+	"  bans IFACE              list bans with their remaining time\n"
 	"  flood --dev IFACE ...   traffic generator for tests and benchmarks (flood --help)\n"
 	"  help, --version\n"
 	"\n"
@@ -61,6 +65,8 @@ static int parse_mode(const char *s)
 struct cmd_args {
 	const char *ifname;
 	const char *config;
+	const char *target;   /* ban/unban: ADDR[/LEN] */
+	const char *duration; /* ban --for */
 	int hook;
 	int mode;
 	bool json;
@@ -72,11 +78,9 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 			  struct cmd_args *a)
 {
 	static const struct option options[] = {
-		{"config", required_argument, NULL, 'c'},
-		{"hook", required_argument, NULL, 'H'},
-		{"mode", required_argument, NULL, 'm'},
-		{"json", no_argument, NULL, 'j'},
-		{NULL, 0, NULL, 0},
+		{"config", required_argument, NULL, 'c'}, {"hook", required_argument, NULL, 'H'},
+		{"mode", required_argument, NULL, 'm'},	  {"for", required_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},	  {NULL, 0, NULL, 0},
 	};
 	int opt;
 
@@ -88,6 +92,7 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 				   : opt == 'H' ? "hook"
 				   : opt == 'm' ? "mode"
 				   : opt == 'j' ? "json"
+				   : opt == 'f' ? "for"
 						: NULL;
 
 		if (opt == ':')
@@ -112,10 +117,15 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 		case 'j':
 			a->json = true;
 			break;
+		case 'f':
+			a->duration = optarg;
+			break;
 		}
 	}
 	if (optind < argc && want_iface)
 		a->ifname = argv[optind++];
+	if (optind < argc && strstr(allowed, "target"))
+		a->target = argv[optind++];
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (a->ifname && strlen(a->ifname) >= IF_NAMESIZE)
@@ -199,6 +209,25 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = require(a.ifname, "an interface", cmd);
 		return ret ? ret : fg_cmd_stats(a.ifname, a.json);
+	}
+	if (!strcmp(cmd, "ban") || !strcmp(cmd, "unban")) {
+		bool ban = cmd[0] == 'b';
+
+		ret = parse_cmd_args(argc, argv, ban ? "target for" : "target", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		if (!ret)
+			ret = require(a.target, "an address, ADDR[/LEN]", cmd);
+		if (ret)
+			return ret;
+		return ban ? fg_cmd_ban(a.ifname, a.target, a.duration)
+			   : fg_cmd_unban(a.ifname, a.target);
+	}
+	if (!strcmp(cmd, "bans")) {
+		ret = parse_cmd_args(argc, argv, "", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		return ret ? ret : fg_cmd_bans(a.ifname);
 	}
 	if (!strcmp(cmd, "check")) {
 		ret = parse_cmd_args(argc, argv, "config", false, &a);

@@ -204,8 +204,9 @@ static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 
 #define GLOBAL_FIELDS(X)                                                                           \
 	X(packets)                                                                                 \
-	X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) X(cas_exhausted) X(allowed) \
-		X(denied) X(banned) X(bans_added) X(ipv6_ext_overflow)
+	X(parsed)                                                                                  \
+	X(non_ip) X(malformed) X(unmatched) X(insert_failed) X(cas_exhausted) X(allowed) X(denied) \
+		X(banned) X(bans_added) X(ipv6_ext_overflow)
 #define POLICY_FIELDS(X)                                                                           \
 	X(matched_packets)                                                                         \
 	X(matched_bytes)                                                                           \

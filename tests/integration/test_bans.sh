@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Bans through the real CLI with real traffic, IPv4 and IPv6: by hand with
+# ban/unban/bans, and by a policy with action = ban. Escalation is tested
+# with an injected clock in test_prog.
+source "$(dirname "$0")/lib.sh"
+
+WORK=$(mktemp -d)
+trap 'lab_down; rm -rf "$WORK"' EXIT
+cat >"$WORK/ban.conf" <<'CONF'
+[policy flood]
+match  = udp dport 9
+per    = src/32 src/64
+rate   = 1/s
+burst  = 10
+action = ban 1h
+CONF
+
+lab_up
+expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/ban.conf"
+
+# sent_and_received SRC-SPEC DST INDEX: floods 100 frames, prints what the
+# INDEX-th counted source received.
+flood_100() {
+	flood --dst "$2" --src "$1" --count 100 >/dev/null
+}
+
+# --- by hand --------------------------------------------------------------
+count_sources 10.0.5.1 2001:db8:5::1 10.0.7.1 2001:db8:7::1
+expect_exit 0 "ban an IPv4 /24 by hand" "$FLOODGATE" ban fgA 10.0.5.0/24 --for 1h
+expect_exit 0 "ban an IPv6 /48 until unbanned" "$FLOODGATE" ban fgA 2001:db8:5::/48
+flood_100 10.0.5.1 10.200.0.1
+flood_100 2001:db8:5::1 fd00:200::1
+check "banned IPv4 source: nothing passes" test "$(received 0)" -eq 0
+check "banned IPv6 source: nothing passes" test "$(received 1)" -eq 0
+bans=$("$FLOODGATE" bans fgA)
+echo "$bans" | sed 's/^/    /'
+check "bans lists the IPv4 ban with its time left" \
+	grep -qE '^10\.0\.5\.0/24 +[0-9.]+s +1 +\(by hand\)' <<<"$bans"
+check "bans lists the IPv6 ban" grep -qE '^2001:db8:5::/48 +until unbanned' <<<"$bans"
+check "stats count the banned packets" test \
+	"$("$FLOODGATE" stats fgA --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["global"]["banned"])')" -eq 200
+
+expect_exit 0 "unban the IPv4 /24" "$FLOODGATE" unban fgA 10.0.5.0/24
+expect_exit 0 "unban the IPv6 /48" "$FLOODGATE" unban fgA 2001:db8:5::/48
+flood_100 10.0.5.1 10.200.0.1
+flood_100 2001:db8:5::1 fd00:200::1
+check "unbanned IPv4 source: the burst passes again" test "$(received 0)" -eq 10
+check "unbanned IPv6 source: the burst passes again" test "$(received 1)" -eq 10
+
+# --- by the policy --------------------------------------------------------
+flood_100 10.0.7.1 10.200.0.1
+flood_100 2001:db8:7::1 fd00:200::1
+bans=$("$FLOODGATE" bans fgA)
+echo "$bans" | sed 's/^/    /'
+check "action = ban bans the IPv4 offender" \
+	grep -qE '^10\.0\.7\.1/32 +[0-9.]+s +1 +flood' <<<"$bans"
+check "action = ban bans the IPv6 offender's /64" \
+	grep -qE '^2001:db8:7::/64 +[0-9.]+s +1 +flood' <<<"$bans"
+check "the offenders kept only their burst" \
+	test "$(received 2)" -eq 10 -a "$(received 3)" -eq 10
+
+# --- bad input --------------------------------------------------------------
+expect_exit 2 "ban with host bits set" "$FLOODGATE" ban fgA 10.0.0.1/24
+expect_exit 2 "ban with a bad duration" "$FLOODGATE" ban fgA 10.0.0.1 --for 5y
+expect_exit 5 "unban what is not banned" "$FLOODGATE" unban fgA 10.9.9.9
+expect_exit 5 "bans where floodgate is not loaded" "$FLOODGATE" bans nosuch0
+expect_exit 0 "unload" "$FLOODGATE" unload fgA
+finish
