@@ -8,6 +8,11 @@ source "$(dirname "$0")/lib.sh"
 WORK=$(mktemp -d)
 trap 'lab_down; rm -rf "$WORK"' EXIT
 cat >"$WORK/ban.conf" <<'CONF'
+[allow]
+src = 10.0.9.0/24, 2001:db8:9::/48
+[deny]
+src = 10.0.8.0/24, 2001:db8:8::/48
+
 [policy flood]
 match  = udp dport 9
 per    = src/32 src/64
@@ -59,6 +64,19 @@ check "action = ban bans the IPv6 offender's /64" \
 	grep -qE '^2001:db8:7::/64 +[0-9.]+s +1 +flood' <<<"$bans"
 check "the offenders kept only their burst" \
 	test "$(received 2)" -eq 10 -a "$(received 3)" -eq 10
+
+# --- [allow] and [deny] ---------------------------------------------------
+count_sources 10.0.9.1 2001:db8:9::1 10.0.8.1 2001:db8:8::1
+flood_100 10.0.9.1 10.200.0.1
+flood_100 2001:db8:9::1 fd00:200::1
+flood_100 10.0.8.1 10.200.0.1
+flood_100 2001:db8:8::1 fd00:200::1
+check "[allow] IPv4 source bypasses the limit" test "$(received 0)" -eq 100
+check "[allow] IPv6 source bypasses the limit" test "$(received 1)" -eq 100
+check "[deny] IPv4 source is dropped" test "$(received 2)" -eq 0
+check "[deny] IPv6 source is dropped" test "$(received 3)" -eq 0
+check "no ban for allowed or denied sources" bash -c \
+	"! '$FLOODGATE' bans fgA | grep -q '10.0.9\|10.0.8\|db8:9\|db8:8'"
 
 # --- bad input --------------------------------------------------------------
 expect_exit 2 "ban with host bits set" "$FLOODGATE" ban fgA 10.0.0.1/24
