@@ -28,8 +28,8 @@ BURST_24=60
 RATE_G=1000
 BURST_G=200
 SECS=2
-# A layer behind per-ip refuses at least every 1 / RATE_IP (see bounds.py).
-SLACK=$(python3 -S -c "print(1 / $RATE_IP)")
+# A saturated layer behind per-ip refuses at least every SLACK (see bounds.py).
+SLACK=$(awk "BEGIN { print 1 / $RATE_IP }")
 
 cat >"$WORK/layers.conf" <<CONF
 [policy per-ip]
@@ -56,18 +56,23 @@ CONF
 # bounds) or `atmost` (the upper bound only).
 #
 # A SPEC is N:RATE:BURST:SLACK:RUN[,RUN...]: N buckets of RATE/s and BURST,
-# offered traffic by the generator runs RUN (their JSON files) and saturated
-# while all of them send. A GCRA bucket that starts full at its first packet
-# (at or after the earliest start_ns) admits at most burst + rate x (last
-# packet - first packet) + 1, and its last packet comes before the latest
-# end_ns. It admits at least burst + rate x (t - s) - 1, where s is the latest
-# start_ns (every packet before s has either spent a token the bucket had at
-# s, or fallen into a bucket that was never full) and t its last refusal,
-# provided it never fills up in between (that needs burst / rate = 200 ms
-# without a packet). A source sends a frame at least every gap =
-# max_batch_ns + max(sources, batch) / rate (round-robin, paced per batch),
-# and a saturated layer refuses at least every SLACK seconds (0 for the
-# per-IP layer, which sees every frame). Hence, as in test_cli.sh,
+# fed by the generator runs RUN (their JSON files), and saturated (offered
+# more than RATE) while all of them send. A source sends a frame at least
+# every gap = max_batch_ns + max(sources, batch) / rate (round-robin, paced
+# per batch).
+# - Upper: a GCRA bucket starts full at its first packet, after the earliest
+#   start_ns, and admits at most burst + rate x (last - first packet) + 1;
+#   its last packet comes before the latest end_ns.
+# - Lower: at the latest start_ns s, the tokens left plus what was admitted
+#   before s are at least burst. From s to the bucket's last refusal t it is
+#   charged for every token it earns, as long as it never fills up (that
+#   takes burst / rate = 200 ms without a packet), so it admits at least
+#   burst + rate x (t - s) - 1. A per-ip bucket sees every frame of its
+#   source, so t is within gap of the source's last frame. A later layer sees
+#   a frame from each source once every 1 / RATE_IP, and here it is always
+#   offered at least RATE_IP more than its rate, so it refuses at least every
+#   SLACK = 1 / RATE_IP.
+# Hence, with 2 gap for the two ends as in test_cli.sh,
 #   [burst + rate (min end - max start - 2 gap - SLACK) - 1,
 #    burst + rate (max end - min start + gap) + 1].
 cat >"$WORK/bounds.py" <<'PY'
@@ -107,11 +112,11 @@ c = {o["counter"]["name"]: o["counter"]["packets"] for o in json.load(sys.stdin)
 print(" ".join(str(c[f"c{i}"]) for i in range(int(sys.argv[1]))))' "$1"
 }
 
-# named NAMES COUNTS: "name=count ..." for bounds.py.
+# named NAME... -- COUNT...: "name=count ..." for bounds.py, as many of each.
 named() {
-	local -a n=($1) c=($2)
-	local i out=""
-	for i in "${!n[@]}"; do out+="${n[$i]}=${c[$i]} "; done
+	local -a args=("$@")
+	local n=$((($# - 1) / 2)) i out=""
+	for ((i = 0; i < n; i++)); do out+="${args[i]}=${args[n + 1 + i]} "; done
 	echo "$out"
 }
 
@@ -186,10 +191,10 @@ echo "# phase 1: 10.0.1.250 alone at 20000 pps: per-ip binds"
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
 count_sources 10.0.1.250
 gen "$WORK/p1.json" --src 10.0.1.250 --rate 20000
-c=$(counts 1)
+read -ra c <<<"$(counts 1)"
 check "10.0.1.250 admitted burst_ip + $RATE_IP/s x elapsed" \
-	bounds within "$(named 10.0.1.250 "$c")" "1:$RATE_IP:$BURST_IP:0:$WORK/p1.json"
-layers_agree "$(sent "$WORK/p1.json")" "$(sum $c)"
+	bounds within "10.0.1.250=${c[0]}" "1:$RATE_IP:$BURST_IP:0:$WORK/p1.json"
+layers_agree "$(sent "$WORK/p1.json")" "$(sum "${c[@]}")"
 check "  per-ip refused the rest ($(layer per-ip dropped))" test "$(layer per-ip dropped)" -gt 0
 check "  per-24 and global refused nothing" \
 	test "$(layer per-24 dropped)" -eq 0 -a "$(layer global dropped)" -eq 0
@@ -201,23 +206,23 @@ expect_exit 0 "unload" "$FLOODGATE" unload fgA
 # its own /24 bucket and keeps its per-IP share. Global (400/s offered,
 # burst 200 > 6 x 20 + 20) never refuses.
 echo "# phase 2: 10.0.1.250..255 and 10.0.2.0 at 4000 pps each: per-24 binds"
-IN24="10.0.1.250 10.0.1.251 10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255"
+SRCS=(10.0.1.250 10.0.1.251 10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255 10.0.2.0)
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
-count_sources $IN24 10.0.2.0
+count_sources "${SRCS[@]}"
 gen "$WORK/p2.json" --src 10.0.1.250+7 --rate 28000
-c=$(counts 7)
+read -ra c <<<"$(counts 7)"
 P2="$WORK/p2.json"
 check "10.0.1.0/24 admitted burst_24 + $RATE_24/s x elapsed" \
-	bounds within "10.0.1.0/24=$(sum $(cut -d' ' -f1-6 <<<"$c"))" "1:$RATE_24:$BURST_24:$SLACK:$P2"
+	bounds within "10.0.1.0/24=$(sum "${c[@]:0:6}")" "1:$RATE_24:$BURST_24:$SLACK:$P2"
 # Only upper bounds per source: the split of the /24's share among its
 # sources is not fair. Every per-IP bucket is charged for what per-24 then
 # refuses, and the sources' buckets, all full at the start, refill in step,
 # so the same sources come first in each round and take per-24's tokens.
 check "no source above its per-IP bound" \
-	bounds atmost "$(named "$IN24 10.0.2.0" "$c")" "1:$RATE_IP:$BURST_IP:0:$P2"
+	bounds atmost "$(named "${SRCS[@]}" -- "${c[@]}")" "1:$RATE_IP:$BURST_IP:0:$P2"
 check "10.0.2.0, outside the /24, admitted its per-IP share" \
-	bounds within "10.0.2.0=$(cut -d' ' -f7 <<<"$c")" "1:$RATE_IP:$BURST_IP:0:$P2"
-layers_agree "$(sent "$P2")" "$(sum $c)"
+	bounds within "10.0.2.0=${c[6]}" "1:$RATE_IP:$BURST_IP:0:$P2"
+layers_agree "$(sent "$P2")" "$(sum "${c[@]}")"
 # Every source's per-ip bucket was charged, also for what per-24 refused.
 check "  per-ip passed 7 per-IP shares" \
 	bounds within "per-ip.passed=$(layer per-ip passed)" "7:$RATE_IP:$BURST_IP:0:$P2"
@@ -234,11 +239,11 @@ expect_exit 0 "unload" "$FLOODGATE" unload fgA
 # device). Each /24 of four sources offers 400/s to per-24, which passes
 # 300/s; with 10.0.2.0's 100/s, global is offered 1600/s and passes 1000/s.
 echo "# phase 3: 10.0.1/24, 10.0.3/24 .. 10.0.6/24 (4 sources each) and 10.0.2.0: global binds"
-A="10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255 10.0.2.0"
-B="10.0.3.252 10.0.3.253 10.0.3.254 10.0.3.255 10.0.4.0 10.0.4.1 10.0.4.2 10.0.4.3"
-C="10.0.5.252 10.0.5.253 10.0.5.254 10.0.5.255 10.0.6.0 10.0.6.1 10.0.6.2 10.0.6.3"
+A=(10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255 10.0.2.0)
+B=(10.0.3.252 10.0.3.253 10.0.3.254 10.0.3.255 10.0.4.0 10.0.4.1 10.0.4.2 10.0.4.3)
+C=(10.0.5.252 10.0.5.253 10.0.5.254 10.0.5.255 10.0.6.0 10.0.6.1 10.0.6.2 10.0.6.3)
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
-count_sources $A $B $C
+count_sources "${A[@]}" "${B[@]}" "${C[@]}"
 NCPU=$(nproc)
 i=0
 pids=()
@@ -258,23 +263,23 @@ rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
 check "three generators at once" test $rc -eq 0
 for name in a b c; do echo "    flood $name: $(cat "$WORK/p3$name.json")"; done
-c=$(counts 21)
+read -ra c <<<"$(counts 21)"
 PA="$WORK/p3a.json" PB="$WORK/p3b.json" PC="$WORK/p3c.json"
-ca=$(cut -d' ' -f1-5 <<<"$c") cb=$(cut -d' ' -f6-13 <<<"$c") cc=$(cut -d' ' -f14-21 <<<"$c")
+ca=("${c[@]:0:5}") cb=("${c[@]:5:8}") cc=("${c[@]:13:8}")
 check "total admitted burst_g + $RATE_G/s x elapsed" \
-	bounds within "all=$(sum $c)" "1:$RATE_G:$BURST_G:$SLACK:$PA,$PB,$PC"
+	bounds within "all=$(sum "${c[@]}")" "1:$RATE_G:$BURST_G:$SLACK:$PA,$PB,$PC"
 check "no /24 above its per-24 bound (a)" bounds atmost \
-	"10.0.1.0/24=$(sum $(cut -d' ' -f1-4 <<<"$ca"))" "1:$RATE_24:$BURST_24:0:$PA"
+	"10.0.1.0/24=$(sum "${ca[@]:0:4}")" "1:$RATE_24:$BURST_24:0:$PA"
 check "no /24 above its per-24 bound (b)" bounds atmost \
-	"10.0.3.0/24=$(sum $(cut -d' ' -f1-4 <<<"$cb")) 10.0.4.0/24=$(sum $(cut -d' ' -f5-8 <<<"$cb"))" \
+	"10.0.3.0/24=$(sum "${cb[@]:0:4}") 10.0.4.0/24=$(sum "${cb[@]:4:4}")" \
 	"1:$RATE_24:$BURST_24:0:$PB"
 check "no /24 above its per-24 bound (c)" bounds atmost \
-	"10.0.5.0/24=$(sum $(cut -d' ' -f1-4 <<<"$cc")) 10.0.6.0/24=$(sum $(cut -d' ' -f5-8 <<<"$cc"))" \
+	"10.0.5.0/24=$(sum "${cc[@]:0:4}") 10.0.6.0/24=$(sum "${cc[@]:4:4}")" \
 	"1:$RATE_24:$BURST_24:0:$PC"
-check "no source above its per-IP bound (a)" bounds atmost "$(named "$A" "$ca")" "1:$RATE_IP:$BURST_IP:0:$PA"
-check "no source above its per-IP bound (b)" bounds atmost "$(named "$B" "$cb")" "1:$RATE_IP:$BURST_IP:0:$PB"
-check "no source above its per-IP bound (c)" bounds atmost "$(named "$C" "$cc")" "1:$RATE_IP:$BURST_IP:0:$PC"
-layers_agree "$(sent "$PA" "$PB" "$PC")" "$(sum $c)"
+check "no source above its per-IP bound (a)" bounds atmost "$(named "${A[@]}" -- "${ca[@]}")" "1:$RATE_IP:$BURST_IP:0:$PA"
+check "no source above its per-IP bound (b)" bounds atmost "$(named "${B[@]}" -- "${cb[@]}")" "1:$RATE_IP:$BURST_IP:0:$PB"
+check "no source above its per-IP bound (c)" bounds atmost "$(named "${C[@]}" -- "${cc[@]}")" "1:$RATE_IP:$BURST_IP:0:$PC"
+layers_agree "$(sent "$PA" "$PB" "$PC")" "$(sum "${c[@]}")"
 check "  per-ip passed 21 per-IP shares" \
 	bounds within "per-ip.passed=$(layer per-ip passed)" \
 	"5:$RATE_IP:$BURST_IP:0:$PA" "8:$RATE_IP:$BURST_IP:0:$PB" "8:$RATE_IP:$BURST_IP:0:$PC"

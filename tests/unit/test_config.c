@@ -565,7 +565,13 @@ static void test_sample_file(void **state)
 	free(err);
 
 	assert_string_equal(cfg.interface, "eth0");
-	assert_int_equal(cfg.n_policies, 5);
+	assert_int_equal(cfg.n_policies, 6);
+	assert_string_equal(cfg.policies[5].name, "ssh-syn");
+	assert_true(cfg.policies[5].syn_only);
+	assert_int_equal(cfg.policies[5].algorithm, FG_ALG_SLIDING_LOG);
+	assert_int_equal(cfg.policies[5].action, FG_ACTION_BAN);
+	assert_int_equal(cfg.n_allow, 2);
+	assert_int_equal(cfg.n_deny, 1);
 	pol = &cfg.policies[0];
 	assert_string_equal(pol->name, "ssh");
 	assert_int_equal(pol->proto, IPPROTO_TCP);
