@@ -91,6 +91,14 @@ struct {
 	__type(value, struct fg_state_lock);
 } state_locks SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_budget);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} new_source_budget SEC(".maps");
+
 /* A zeroed fg_log_entry to create `logs` entries from. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -490,6 +498,29 @@ static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 
 	}
 }
 
+/* Returned by a charge when the key has no state and the new-source budget
+ * is spent: the caller charges the policy's overflow key instead. */
+#define FG_NO_BUDGET -2
+
+/* May this CPU create one more per-source entry now? Per-CPU state, so no
+ * atomics; only unknown sources ever get here. */
+static __always_inline int fg_budget_allows(__u64 now)
+{
+	__u32 zero = 0;
+	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
+	struct fg_gcra_params params;
+	__u64 tat;
+
+	if (!budget || !budget->interval_fp)
+		return 1;
+	params.interval_fp = budget->interval_fp;
+	params.tolerance_ns = budget->tolerance_ns;
+	if (!fg_gcra_admit(&params, budget->tat_ns, now, 1, &tat))
+		return 0;
+	budget->tat_ns = tat;
+	return 1;
+}
+
 static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 {
 	if (now > *last_seen_ns && now - *last_seen_ns >= FG_LAST_SEEN_GRAIN_NS)
@@ -498,7 +529,7 @@ static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 
 /* Charges `cost` to a one-word state with compare-and-swap. Returns 1 if
  * admitted, 0 if refused, and -1 if no state could be created (table full). */
-static __always_inline int fg_charge_word(const struct fg_policy *policy,
+static __always_inline int fg_charge_word(const struct fg_policy *policy, int budgeted,
 					  const struct fg_source_key *key, __u64 now, __u64 cost,
 					  struct fg_global_stats *gstats)
 {
@@ -509,16 +540,21 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy,
 	state = bpf_map_lookup_elem(&sources, key);
 	if (!state) {
 		struct fg_source_state fresh = {.last_seen_ns = now};
-		int admitted = fg_decide_word(policy, 0, now, cost, &new_state);
+		int admitted;
 		long err;
 
+		if (budgeted && !fg_budget_allows(now))
+			return FG_NO_BUDGET;
+		admitted = fg_decide_word(policy, 0, now, cost, &new_state);
 		if (admitted)
 			fresh.tat_ns = new_state;
 		else
 			fresh.dropped = 1;
 		err = bpf_map_update_elem(&sources, key, &fresh, BPF_NOEXIST);
-		if (!err)
+		if (!err) {
+			gstats->sources_created++;
 			return admitted;
+		}
 		/* Another CPU created it first: charge the state it made. */
 		if (err != -EEXIST || !(state = bpf_map_lookup_elem(&sources, key))) {
 			gstats->insert_failed++;
@@ -530,7 +566,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy,
 	if (fg_test_naive_update) {
 		/* Deliberately racy, to prove the concurrency tests can fail. */
 		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
-			__sync_fetch_and_add(&state->dropped, 1);
+			state->dropped++;
 			return 0;
 		}
 		state->tat_ns = new_state;
@@ -541,7 +577,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy,
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
-			__sync_fetch_and_add(&state->dropped, 1);
+			state->dropped++;
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old)
@@ -549,7 +585,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy,
 	}
 	/* Refusing is the safe side: admitting here could exceed the limit. */
 	gstats->cas_exhausted++;
-	__sync_fetch_and_add(&state->dropped, 1);
+	state->dropped++;
 	return 0;
 }
 
@@ -571,7 +607,7 @@ static __always_inline struct bpf_spin_lock *fg_lock_for(const struct fg_source_
 }
 
 /* sliding_window: two counters and a window start, under a lock stripe. */
-static __always_inline int fg_charge_window(const struct fg_policy *policy,
+static __always_inline int fg_charge_window(const struct fg_policy *policy, int budgeted,
 					    const struct fg_source_key *key, __u64 now, __u64 cost,
 					    struct fg_global_stats *gstats)
 {
@@ -587,8 +623,13 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy,
 
 	if (!entry) {
 		struct fg_window_entry fresh = {.last_seen_ns = now};
-		long err = bpf_map_update_elem(&windows, key, &fresh, BPF_NOEXIST);
+		long err;
 
+		if (budgeted && !fg_budget_allows(now))
+			return FG_NO_BUDGET;
+		err = bpf_map_update_elem(&windows, key, &fresh, BPF_NOEXIST);
+		if (!err)
+			gstats->sources_created++;
 		entry = bpf_map_lookup_elem(&windows, key);
 		if ((err && err != -EEXIST) || !entry) {
 			gstats->insert_failed++;
@@ -607,14 +648,14 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy,
 			fg_sliding_window_admit(&params, &entry->state, now, cost, &entry->state);
 	}
 	if (!admitted)
-		__sync_fetch_and_add(&entry->dropped, 1);
+		entry->dropped++;
 	return admitted;
 }
 
 /* sliding_log: a ring of the last COUNT admissions, under the entry's lock.
  * The entry is too large for the BPF stack, so a new one is copied from a
  * zeroed per-CPU template. */
-static __always_inline int fg_charge_log(const struct fg_policy *policy,
+static __always_inline int fg_charge_log(const struct fg_policy *policy, int budgeted,
 					 const struct fg_source_key *key, __u64 now, __u64 cost,
 					 struct fg_global_stats *gstats)
 {
@@ -633,7 +674,11 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy,
 
 		if (!fresh)
 			return -1;
+		if (budgeted && !fg_budget_allows(now))
+			return FG_NO_BUDGET;
 		err = bpf_map_update_elem(&logs, key, fresh, BPF_NOEXIST);
+		if (!err)
+			gstats->sources_created++;
 		entry = bpf_map_lookup_elem(&logs, key);
 		if ((err && err != -EEXIST) || !entry) {
 			gstats->insert_failed++;
@@ -650,22 +695,39 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy,
 		admitted = fg_sliding_log_admit(&params, &entry->state, now, cost);
 	}
 	if (!admitted)
-		__sync_fetch_and_add(&entry->dropped, 1);
+		entry->dropped++;
 	return admitted;
 }
 
-static __always_inline int fg_charge(const struct fg_policy *policy,
-				     const struct fg_source_key *key, __u64 now, __u64 cost,
-				     struct fg_global_stats *gstats)
+static __always_inline int fg_charge_key(const struct fg_policy *policy, int budgeted,
+					 const struct fg_source_key *key, __u64 now, __u64 cost,
+					 struct fg_global_stats *gstats)
 {
 	switch (policy->algorithm) {
 	case FG_ALG_SLIDING_WINDOW:
-		return fg_charge_window(policy, key, now, cost, gstats);
+		return fg_charge_window(policy, budgeted, key, now, cost, gstats);
 	case FG_ALG_SLIDING_LOG:
-		return fg_charge_log(policy, key, now, cost, gstats);
+		return fg_charge_log(policy, budgeted, key, now, cost, gstats);
 	default:
-		return fg_charge_word(policy, key, now, cost, gstats);
+		return fg_charge_word(policy, budgeted, key, now, cost, gstats);
 	}
+}
+
+/* Charges the packet's own key; an unknown source past the new-source
+ * budget is charged to the policy's shared overflow key instead (and
+ * *key becomes that key). */
+static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_source_key *key,
+				     __u64 now, __u64 cost, struct fg_global_stats *gstats)
+{
+	int admitted = fg_charge_key(policy, 1, key, now, cost, gstats);
+
+	if (admitted != FG_NO_BUDGET)
+		return admitted;
+	gstats->budget_overflow++;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->policy_id = policy->id;
+	key->family = FG_FAMILY_OVERFLOW;
+	return fg_charge_key(policy, 0, key, now, cost, gstats);
 }
 
 /* Applies one policy to the packet and counts the outcome. Returns
@@ -707,7 +769,8 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 	}
 	pstats->dropped_packets++;
 	pstats->dropped_bytes += pkt_len;
-	if (policy->action == FG_ACTION_BAN && policy->key_kind != FG_KEY_GLOBAL)
+	if (policy->action == FG_ACTION_BAN && key.family != FG_FAMILY_OVERFLOW &&
+	    policy->key_kind != FG_KEY_GLOBAL)
 		fg_ban(policy, &key, now, gstats);
 	return FG_VERDICT_DROP;
 }

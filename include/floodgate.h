@@ -67,8 +67,11 @@ enum fg_xdp_mode {
 };
 
 /* Address family tags used in keys; 0 in a global key. */
-#define FG_FAMILY_IPV4 4
-#define FG_FAMILY_IPV6 6
+#define FG_FAMILY_IPV4	   4
+#define FG_FAMILY_IPV6	   6
+/* The key of a policy's shared bucket for sources that arrive while the
+ * new-source budget is spent (see struct fg_budget). */
+#define FG_FAMILY_OVERFLOW 0xff
 
 /* Key of the `sources` LRU hash: one rate-limit state per policy and
  * masked source. */
@@ -84,7 +87,9 @@ struct fg_source_key {
 struct fg_source_state {
 	__u64 tat_ns;	    /* GCRA theoretical arrival time */
 	__u64 last_seen_ns; /* refreshed at most once per FG_LAST_SEEN_GRAIN_NS */
-	__u64 dropped;	    /* packets refused (would-drop under monitor) */
+	__u64 dropped;	    /* packets refused (would-drop under monitor); a plain
+			     * increment, so approximate when CPUs race: the exact
+			     * counts are in policy_stats */
 };
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
@@ -211,6 +216,18 @@ struct fg_ban {
 };
 #define FG_MAX_BANS 65536
 
+/* Value of the per-CPU `new_source_budget` array: a GCRA bucket on how fast
+ * each CPU may create per-source entries. A spoofed random-source flood
+ * would otherwise insert (and evict) one LRU entry per packet; past the
+ * budget, an unknown source is charged to its policy's shared overflow key
+ * instead, so known sources keep their state. interval_fp is the per-CPU
+ * interval (the configured one times the number of CPUs); 0 disables. */
+struct fg_budget {
+	__u64 tat_ns;
+	__u64 interval_fp;
+	__u64 tolerance_ns;
+};
+
 /* Value of the one-entry `runtime` array. */
 struct fg_runtime {
 	__u32 active_slot;
@@ -253,6 +270,8 @@ struct fg_global_stats {
 	__u64 banned;		 /* dropped by an active ban */
 	__u64 bans_added;	 /* bans set by `action = ban` */
 	__u64 ipv6_ext_overflow; /* more IPv6 extension headers than walked */
+	__u64 sources_created;	 /* per-source entries created */
+	__u64 budget_overflow;	 /* new sources judged by the shared overflow bucket */
 };
 
 #endif /* FLOODGATE_H */

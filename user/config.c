@@ -58,6 +58,8 @@ enum global_key {
 	G_MAX_SOURCES,
 	G_MALFORMED,
 	G_ON_TABLE_FULL,
+	G_NEW_SOURCES,
+	G_NEW_SOURCES_BURST,
 	G_N,
 };
 
@@ -75,14 +77,17 @@ enum policy_key {
 };
 
 static const char *const global_keys[G_N] = {
-	"interface", "hook", "xdp_mode", "max_sources", "malformed", "on_table_full",
+	"interface", "hook",	      "xdp_mode",    "max_sources",
+	"malformed", "on_table_full", "new_sources", "new_sources_burst",
 };
 
 static const char *const policy_keys[P_N] = {
 	"match", "src", "per", "algorithm", "rate", "burst", "action", "ban_factor", "ban_max",
 };
 
-#define GLOBAL_KEY_LIST "interface, hook, xdp_mode, max_sources, malformed, on_table_full"
+#define GLOBAL_KEY_LIST                                                                            \
+	"interface, hook, xdp_mode, max_sources, malformed, on_table_full, new_sources, "          \
+	"new_sources_burst"
 #define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
 #define BYTE_UNIT_LIST	"B, kB, MB, GB, KiB, MiB, GiB, bit, kbit, mbit or gbit"
 
@@ -274,6 +279,29 @@ static int parse_interface(struct parser *p, const char *v)
 	return 0;
 }
 
+/* new_sources = off | COUNT/UNIT (UNIT: ms, s, min, h) */
+static int parse_new_sources(struct parser *p, const char *v)
+{
+	const char *slash = strchr(v, '/');
+	const struct unit *u = NULL;
+	__u64 n;
+
+	if (strcmp(v, "off") == 0) {
+		p->cfg->new_sources_count = 0;
+		return 0;
+	}
+	if (slash)
+		u = find_unit(period_units, ARRAY_SIZE(period_units), slash + 1, strlen(slash + 1));
+	if (!u || parse_uint(v, slash - v, FG_MAX_PACKET_RATE_PER_S, &n) || n == 0)
+		return fail(p, p->line,
+			    "bad new_sources '%s' (expected off, or a rate of new sources such "
+			    "as 50000/s)",
+			    v);
+	p->cfg->new_sources_count = n;
+	p->cfg->new_sources_period_ns = u->mult;
+	return 0;
+}
+
 static int global_key(struct parser *p, const char *key, const char *v)
 {
 	static const char *const hooks[] = {"xdp", "tc", NULL};
@@ -322,6 +350,14 @@ static int global_key(struct parser *p, const char *key, const char *v)
 	case G_ON_TABLE_FULL:
 		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
 				    &cfg->table_full);
+	case G_NEW_SOURCES:
+		return parse_new_sources(p, v);
+	case G_NEW_SOURCES_BURST:
+		if (parse_uint(v, strlen(v), FG_MAX_BURST, &n) || n == 0)
+			return fail(p, p->line, "bad new_sources_burst '%s' (expected 1..%llu)", v,
+				    FG_MAX_BURST);
+		cfg->new_sources_burst = n;
+		return 0;
 	}
 	return 0;
 }
@@ -1236,6 +1272,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	cfg->max_sources = FG_DEFAULT_MAX_SOURCES;
 	cfg->malformed = FG_VERDICT_DROP;
 	cfg->table_full = FG_VERDICT_PASS;
+	cfg->new_sources_count = FG_DEFAULT_NEW_SOURCES;
+	cfg->new_sources_period_ns = NS_PER_S;
 
 	for (s = copy; *s && !ret;) {
 		char *nl = strchr(s, '\n');

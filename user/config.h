@@ -24,6 +24,7 @@
 #define FG_MAX_PACKET_RATE_PER_S 1000000000ULL			/* 1G packets/s */
 #define FG_MAX_BYTE_RATE_PER_S	 1000000000000ULL		/* 1 TB/s */
 #define FG_MIN_BYTE_RATE_PER_S	 8ULL				/* keeps cost*T in 64 bits */
+#define FG_DEFAULT_NEW_SOURCES	 50000				/* per second */
 #define FG_MAX_BURST		 1000000000ULL
 
 struct fg_port_range {
@@ -70,6 +71,9 @@ struct fg_config {
 	__u8 malformed;		     /* enum fg_verdict */
 	__u8 table_full;	     /* enum fg_verdict */
 	__u32 max_sources;
+	__u64 new_sources_count; /* new per-source entries per period; 0 = no budget */
+	__u64 new_sources_period_ns;
+	__u64 new_sources_burst; /* 0 = new_sources_count */
 	unsigned int n_policies;
 	struct fg_policy_conf policies[FG_MAX_POLICIES];
 	unsigned int n_allow; /* [allow] src = ... */

@@ -59,6 +59,8 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 		 sizeof(__u64)},
 		{&p->maps.access_lists, "access_lists", BPF_MAP_TYPE_LPM_TRIE,
 		 sizeof(struct fg_src_lpm_key), sizeof(__u32)},
+		{&p->maps.new_source_budget, "new_source_budget", BPF_MAP_TYPE_PERCPU_ARRAY,
+		 sizeof(__u32), sizeof(struct fg_budget)},
 		{&p->bans, "bans", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key),
 		 sizeof(struct fg_ban)},
 		{&p->maps.policy_stats, "policy_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
@@ -94,10 +96,11 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 
 void fg_pinned_close(struct fg_pinned *p)
 {
-	int *fds[] = {&p->maps.policy_sets,  &p->maps.dport_match,  &p->maps.src_match,
-		      &p->maps.sport_match,  &p->maps.access_lists, &p->bans,
-		      &p->maps.policy_stats, &p->maps.runtime,	    &p->sources,
-		      &p->global_stats};
+	int *fds[] = {&p->maps.policy_sets,	 &p->maps.dport_match,	&p->maps.src_match,
+		      &p->maps.sport_match,	 &p->maps.access_lists, &p->bans,
+		      &p->maps.policy_stats,	 &p->maps.runtime,	&p->sources,
+		      &p->global_stats,		 &p->windows,		&p->logs,
+		      &p->maps.new_source_budget};
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -165,6 +168,7 @@ void fg_policy_maps_from_skel(const struct floodgate_bpf *skel, struct fg_policy
 	maps->src_match = bpf_map__fd(skel->maps.src_match);
 	maps->sport_match = bpf_map__fd(skel->maps.sport_match);
 	maps->access_lists = bpf_map__fd(skel->maps.access_lists);
+	maps->new_source_budget = bpf_map__fd(skel->maps.new_source_budget);
 	maps->policy_stats = bpf_map__fd(skel->maps.policy_stats);
 	maps->runtime = bpf_map__fd(skel->maps.runtime);
 }

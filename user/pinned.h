@@ -22,8 +22,8 @@ struct fg_pinned {
 
 #define FG_PINNED_INIT                                                                             \
 	{                                                                                          \
-		.maps = {-1, -1, -1, -1, -1, -1, -1}, .sources = -1, .bans = -1, .windows = -1,    \
-		.logs = -1, .global_stats = -1                                                     \
+		.maps = {-1, -1, -1, -1, -1, -1, -1, -1}, .sources = -1, .bans = -1,               \
+		.windows = -1, .logs = -1, .global_stats = -1                                      \
 	}
 
 void fg_pin_dir(const char *ifname, char *buf, size_t size);

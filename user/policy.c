@@ -168,6 +168,24 @@ static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_co
 	}
 }
 
+/* Each CPU gets rate/ncpus with burst/ncpus: its interval is ncpus times
+ * the configured one, and its tolerance (burst x interval) is unchanged. */
+static void compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
+{
+	struct fg_policy_conf pc = {
+		.rate_count = cfg->new_sources_count,
+		.rate_period_ns = cfg->new_sources_period_ns,
+		.burst = cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
+	};
+	int ncpus = libbpf_num_possible_cpus();
+
+	memset(budget, 0, sizeof(*budget));
+	if (!cfg->new_sources_count)
+		return;
+	fg_policy_gcra(&pc, &budget->interval_fp, &budget->tolerance_ns);
+	budget->interval_fp *= ncpus > 0 ? (__u64)ncpus : 1;
+}
+
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
 {
 	struct fg_policy_set *set = &out->set;
@@ -203,6 +221,7 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 			set->src_restricted |= bit;
 	}
 	compile_access(cfg, slot, out);
+	compile_budget(cfg, &out->budget);
 	return compile_sources(cfg, slot, out);
 }
 
@@ -248,6 +267,25 @@ static int zero_slot_stats(int stats_fd, __u32 slot)
 	return err;
 }
 
+static int write_budget(int fd, const struct fg_budget *budget)
+{
+	int ncpus = libbpf_num_possible_cpus(), cpu, err = 0;
+	struct fg_budget *values;
+	__u32 zero = 0;
+
+	if (ncpus < 0)
+		return ncpus;
+	values = calloc(ncpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (cpu = 0; cpu < ncpus; cpu++)
+		values[cpu] = *budget;
+	if (bpf_map_update_elem(fd, &zero, values, BPF_ANY))
+		err = -errno;
+	free(values);
+	return err;
+}
+
 int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 			 const struct fg_compiled *compiled)
 {
@@ -290,6 +328,9 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 					&compiled->access_value[i], BPF_ANY))
 			return -errno;
 	}
+	err = write_budget(maps->new_source_budget, &compiled->budget);
+	if (err)
+		return err;
 	return zero_slot_stats(maps->policy_stats, slot);
 }
 

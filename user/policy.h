@@ -20,6 +20,7 @@ struct fg_compiled {
 	__u64 sport_mask[FG_PORT_SLOTS];
 	unsigned int n_src;
 	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
+	struct fg_budget budget; /* per CPU; tat_ns is 0 */
 	unsigned int n_access;
 	struct fg_src_lpm_key access_key[2 * FG_MAX_ACCESS_CIDRS];
 	__u32 access_value[2 * FG_MAX_ACCESS_CIDRS];
@@ -32,6 +33,7 @@ struct fg_policy_maps {
 	int sport_match;
 	int src_match;
 	int access_lists;
+	int new_source_budget;
 	int policy_stats;
 	int runtime;
 };

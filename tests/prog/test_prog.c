@@ -838,11 +838,11 @@ static void test_bans_escalate(void **state)
 	assert_int_equal(ban.strikes, 3);
 	assert_int_equal(ban.duration_ns, 60 * SEC);
 	/* IPv6: the /64 is banned */
-	assert_int_equal(xdp_passed(skel, T0, &a6, 3), 2);
+	assert_int_equal(xdp_passed(skel, t, &a6, 3), 2);
 	ban = ban_of(skel, 6, "2001:db8:1:2::", 64);
-	assert_int_equal(ban.expires_ns, T0 + 10 * SEC);
+	assert_int_equal(ban.expires_ns, t + 10 * SEC);
 	a6.src = "2001:db8:1:2::ffff";
-	assert_int_equal(xdp_passed(skel, T0 + SEC, &a6, 3), 0);
+	assert_int_equal(xdp_passed(skel, t + SEC, &a6, 3), 0);
 	assert_int_equal(global_stats(skel).bans_added, 4);
 	assert_int_equal(global_stats(skel).banned, 5 + 1 + 3);
 	floodgate_bpf__destroy(skel);
@@ -865,6 +865,48 @@ static void test_sixty_four_layers(void **state)
 	for (i = 0; i < 64; i++)
 		assert_int_equal(policy_stats(skel, i).matched_packets, 5);
 	assert_int_equal(policy_stats(skel, 63).dropped_packets, 3);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The new-source budget: past it, unknown sources share the policy's
+ * overflow bucket, and known sources keep their own. */
+static void test_new_source_budget(void **state)
+{
+	struct floodgate_bpf *skel = load_with("new_sources = 1000/s\nnew_sources_burst = 4\n"
+					       "[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n");
+	struct pkt_spec known = udp_a, spoofed = udp_a;
+	int ncpus = libbpf_num_possible_cpus(), own, i, passed = 0;
+	char addr[32];
+	cpu_set_t one, all;
+
+	(void)state;
+	if (ncpus > 4)
+		skip();
+	/* The budget is per CPU: each gets 1000/ncpus new sources a second and
+	 * a burst of 4/ncpus. Stay on one CPU. */
+	own = 4 / ncpus;
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	spoofed.src = addr;
+	for (i = 0; i < 10; i++) {
+		snprintf(addr, sizeof(addr), "10.7.0.%d", i + 1);
+		passed += xdp_passed(skel, T0, &spoofed, 1);
+	}
+	/* `own` sources got their own state; the rest met the shared bucket
+	 * of 3 (created once, unbudgeted) */
+	assert_int_equal(global_stats(skel).sources_created, own + 1);
+	assert_int_equal(global_stats(skel).budget_overflow, 10 - own);
+	assert_int_equal(passed, own + 3);
+	/* a source with state keeps its own bucket during the flood */
+	known.src = "10.7.0.1";
+	assert_int_equal(xdp_passed(skel, T0, &known, 5), 2);
+	/* the budget refills, one new source per ncpus ms on this CPU */
+	snprintf(addr, sizeof(addr), "10.7.1.1");
+	assert_int_equal(xdp_passed(skel, T0 + ncpus * MS, &spoofed, 5), 3);
+	assert_int_equal(global_stats(skel).sources_created, own + 1 + 1);
+	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
 
@@ -1055,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(test_allow_and_deny_lists),
 		cmocka_unit_test(test_bans_escalate),
 		cmocka_unit_test(test_sixty_four_layers),
+		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
 		cmocka_unit_test(test_two_cpus_every_algorithm_exact),

@@ -640,7 +640,7 @@ static void test_errors_structure(void **state)
 		{POLR "burst = # nothing\n", 4, "'burst' has no value", NULL},
 		{"brust = 1\n" POLR, 1, "unknown key 'brust'",
 		 "t.conf:1: unknown key 'brust' (expected one of: interface, hook, xdp_mode, "
-		 "max_sources, malformed, on_table_full)\n"},
+		 "max_sources, malformed, on_table_full, new_sources, new_sources_burst)\n"},
 		{"Hook = xdp\n" POLR, 1, "unknown key 'Hook'", NULL},
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
