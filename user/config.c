@@ -60,6 +60,7 @@ enum global_key {
 	G_ON_TABLE_FULL,
 	G_NEW_SOURCES,
 	G_NEW_SOURCES_BURST,
+	G_CLOCK,
 	G_N,
 };
 
@@ -78,7 +79,7 @@ enum policy_key {
 
 static const char *const global_keys[G_N] = {
 	"interface", "hook",	      "xdp_mode",    "max_sources",
-	"malformed", "on_table_full", "new_sources", "new_sources_burst",
+	"malformed", "on_table_full", "new_sources", "new_sources_burst", "clock",
 };
 
 static const char *const policy_keys[P_N] = {
@@ -87,7 +88,7 @@ static const char *const policy_keys[P_N] = {
 
 #define GLOBAL_KEY_LIST                                                                            \
 	"interface, hook, xdp_mode, max_sources, malformed, on_table_full, new_sources, "          \
-	"new_sources_burst"
+	"new_sources_burst, clock"
 #define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
 #define BYTE_UNIT_LIST	"B, kB, MB, GB, KiB, MiB, GiB, bit, kbit, mbit or gbit"
 
@@ -352,6 +353,11 @@ static int global_key(struct parser *p, const char *key, const char *v)
 				    &cfg->table_full);
 	case G_NEW_SOURCES:
 		return parse_new_sources(p, v);
+	case G_CLOCK:
+		if (strcmp(v, "precise") && strcmp(v, "coarse"))
+			return fail(p, p->line, "bad clock '%s' (expected precise or coarse)", v);
+		cfg->coarse_clock = v[0] == 'c';
+		return 0;
 	case G_NEW_SOURCES_BURST:
 		if (parse_uint(v, strlen(v), FG_MAX_BURST, &n) || n == 0)
 			return fail(p, p->line, "bad new_sources_burst '%s' (expected 1..%llu)", v,

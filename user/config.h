@@ -70,6 +70,7 @@ struct fg_config {
 	__u8 xdp_mode;		     /* enum fg_xdp_mode */
 	__u8 malformed;		     /* enum fg_verdict */
 	__u8 table_full;	     /* enum fg_verdict */
+	bool coarse_clock;	     /* clock = coarse */
 	__u32 max_sources;
 	__u64 new_sources_count; /* new per-source entries per period; 0 = no budget */
 	__u64 new_sources_period_ns;

@@ -129,6 +129,7 @@ static struct floodgate_bpf *open_skeleton(const char *pin_dir, const struct fg_
 		return NULL;
 	}
 	bpf_map__set_max_entries(skel->maps.sources, cfg->max_sources);
+	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
 	bpf_map__set_max_entries(skel->maps.windows, fg_windows_entries(cfg));
 	bpf_map__set_max_entries(skel->maps.logs, fg_logs_entries(cfg));
 	bpf_program__set_autoload(skel->progs.fg_xdp, hook == FG_HOOK_XDP);

@@ -64,18 +64,27 @@ static int read_active_set(const struct fg_pinned *pinned, struct fg_policy_set 
 	return bpf_map_lookup_elem(pinned->maps.policy_sets, &slot, set) ? -errno : 0;
 }
 
-static __u64 count_sources(int fd)
+/* Entries in use in a hash or trie whose keys are at most 32 bytes. */
+static __u64 count_entries(int fd)
 {
-	struct fg_source_key key, next;
+	__u8 key[32], next[32];
 	void *prev = NULL;
 	__u64 n = 0;
 
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, sizeof(key));
+		prev = key;
 		n++;
 	}
 	return n;
+}
+
+static __u32 max_entries(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
 }
 
 /* Is the program we recorded still attached where we put it? */
@@ -124,7 +133,13 @@ static int status_one(const char *ifname)
 	       still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
 	printf("  pinned:   %s\n", pin_dir);
 	printf("  sources:  %" PRIu64 " of %" PRIu64 " entries in use\n",
-	       (uint64_t)count_sources(pinned.sources), (uint64_t)pinned.rt.max_sources);
+	       (uint64_t)count_entries(pinned.sources), (uint64_t)pinned.rt.max_sources);
+	printf("  windows:  %" PRIu64 " of %u (sliding_window)\n",
+	       (uint64_t)count_entries(pinned.windows), max_entries(pinned.windows));
+	printf("  logs:     %" PRIu64 " of %u (sliding_log)\n",
+	       (uint64_t)count_entries(pinned.logs), max_entries(pinned.logs));
+	printf("  bans:     %" PRIu64 " (floodgate bans %s lists them)\n",
+	       (uint64_t)count_entries(pinned.bans), ifname);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)pinned.rt.generation,
 	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");

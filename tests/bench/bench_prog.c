@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * BPF_PROG_TEST_RUN micro-benchmark: ns/packet of the floodgate XDP program
- * (production build: real clock, CAS update) beside a bare XDP_DROP program,
- * interleaved in one run, medians of several rounds. Not a test: it asserts
- * nothing about speed, it reports.
+ * (production settings: real clock, CAS and locks) beside a bare XDP_DROP
+ * program measured in the same run, interleaved, medians of several rounds.
+ * It covers every algorithm on a hot key, 4k keys and 1M keys, the two
+ * clocks, the map types for the per-source table, and a random-source flood
+ * with and without the new-source budget; and it reports the kernel's
+ * memory per tracked source. Not a test: it asserts nothing about speed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,60 +23,38 @@
 #include "policy.h"
 #include "../prog/packets.h"
 
-#define ROUNDS 7
-#define REPEAT 2000000
+#define ROUNDS 5
+#define REPEAT 1000000
+#define MAX_SCENARIOS 48
+#define KEYS_4K (4096 - 1)
+#define KEYS_1M ((1 << 20) - 1)
+#define RANDOM_16M (~0U)
 
 struct scenario {
-	const char *name;
-	const char *config;
-	struct pkt_spec pkt;
-	bool frozen_clock; /* the test clock: shows what bpf_ktime_get_ns costs */
+	char name[64];
+	char config[256];
+	__u32 source_mask;  /* 0: one key; KEYS_*: that many; RANDOM_16M */
+	__u32 max_sources;  /* 0: the config's */
+	__u32 map_type;	    /* 0: LRU hash */
+	__u32 map_flags;
+	bool frozen_clock;  /* the test clock: what bpf_ktime_get_ns costs */
+	bool coarse_clock;
+	struct floodgate_bpf *skel;
+	double ns[ROUNDS];
 };
 
-static const struct scenario scenarios[] = {
-	{"token_bucket, hot key, admitted",
-	 "[policy p]\nmatch = udp\nrate = 1000000000/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"token_bucket, hot key, dropped",
-	 "[policy p]\nmatch = udp\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"token_bucket, hot key, IPv6 /64",
-	 "[policy p]\nmatch = udp\nrate = 10/s\n",
-	 {.family = 6, .src = "2001:db8::1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"token_bucket, hot key, dropped, no clock",
-	 "[policy p]\nmatch = udp\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 true},
-	{"fixed_window (CAS), hot key, dropped",
-	 "[policy p]\nmatch = udp\nalgorithm = fixed_window\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"sliding_window (lock), hot key, dropped",
-	 "[policy p]\nmatch = udp\nalgorithm = sliding_window\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"sliding_log (lock), hot key, dropped",
-	 "[policy p]\nmatch = udp\nalgorithm = sliding_log\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"leaky_bucket (CAS), hot key, dropped",
-	 "[policy p]\nmatch = udp\nalgorithm = leaky_bucket\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"3 layers (ip, /24, global), admitted",
-	 "[policy a]\nmatch = udp\nrate = 1000000000/s\n[policy b]\nmatch = any\nper = "
-	 "src/24\nrate = 1000000000/s\n[policy c]\nmatch = any\nper = global\nrate = "
-	 "1000000000/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-	{"src-restricted policy (LPM lookup)",
-	 "[policy p]\nmatch = udp dport 9\nsrc = 10.0.0.0/8\nrate = 10/s\n",
-	 {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9},
-	 false},
-};
+static struct scenario scenarios[MAX_SCENARIOS];
+static int n_scenarios;
+
+static struct scenario *add(const char *name, const char *config, __u32 mask)
+{
+	struct scenario *s = &scenarios[n_scenarios++];
+
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->config, sizeof(s->config), "%s", config);
+	s->source_mask = mask;
+	return s;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -82,12 +63,13 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double run_ns(int prog_fd, const struct pkt_spec *spec)
+static double run_ns(int prog_fd, __u32 repeat)
 {
+	struct pkt_spec spec = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
 	uint8_t buf[1600];
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = REPEAT);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = repeat);
 
-	opts.data_size_in = build_packet(buf, spec);
+	opts.data_size_in = build_packet(buf, &spec);
 	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
 		fprintf(stderr, "test run failed: %s\n", strerror(errno));
 		exit(1);
@@ -95,7 +77,7 @@ static double run_ns(int prog_fd, const struct pkt_spec *spec)
 	return opts.duration; /* the kernel's average ns per repeat */
 }
 
-static struct floodgate_bpf *load_floodgate(const char *config, bool frozen_clock)
+static void load(struct scenario *s)
 {
 	struct floodgate_bpf *skel = floodgate_bpf__open();
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
@@ -103,55 +85,157 @@ static struct floodgate_bpf *load_floodgate(const char *config, bool frozen_cloc
 	struct fg_policy_maps maps;
 	struct bpf_map *map;
 
-	if (!skel || !cfg || !compiled)
-		exit(1);
-	bpf_object__for_each_map (map, skel->obj) {
-		bpf_map__set_pin_path(map, NULL);
-	}
-	skel->rodata->fg_test_clock = frozen_clock;
-	if (floodgate_bpf__load(skel) || fg_config_parse_string("bench", config, cfg, stderr) ||
+	if (!skel || !cfg || !compiled || fg_config_parse_string(s->name, s->config, cfg, stderr) ||
 	    fg_policy_compile(cfg, 0, compiled))
 		exit(1);
+	bpf_object__for_each_map(map, skel->obj)
+	{
+		bpf_map__set_pin_path(map, NULL);
+	}
+	bpf_map__set_max_entries(skel->maps.sources, s->max_sources ?: cfg->max_sources);
+	bpf_map__set_max_entries(skel->maps.windows, s->max_sources ?: fg_windows_entries(cfg));
+	bpf_map__set_max_entries(skel->maps.logs, fg_logs_entries(cfg));
+	if (s->map_type)
+		bpf_map__set_type(skel->maps.sources, s->map_type);
+	if (s->map_flags)
+		bpf_map__set_map_flags(skel->maps.sources, s->map_flags);
+	skel->rodata->fg_test_clock = s->frozen_clock;
+	skel->rodata->fg_coarse_clock = s->coarse_clock;
+	skel->rodata->fg_bench_source_mask = s->source_mask;
+	if (floodgate_bpf__load(skel)) {
+		fprintf(stderr, "%s: cannot load\n", s->name);
+		exit(1);
+	}
 	fg_policy_maps_from_skel(skel, &maps);
 	if (fg_policy_write_slot(&maps, 0, compiled) || fg_policy_activate(&maps, 0))
 		exit(1);
+	/* Warm up: every key of a key set gets its state before timing. */
+	if (s->source_mask && s->source_mask != RANDOM_16M)
+		run_ns(bpf_program__fd(skel->progs.fg_xdp), s->source_mask + 1);
+	s->skel = skel;
 	free(cfg);
 	free(compiled);
-	return skel;
+}
+
+/* The kernel's own accounting of a map's memory (fdinfo "memlock"). */
+static unsigned long long map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &bytes) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return bytes;
+}
+
+static void build_scenarios(void)
+{
+	static const struct {
+		const char *name, *config;
+	} algorithms[] = {
+		{"token_bucket", "[policy p]\nmatch = udp\nrate = 10/s\n"},
+		{"fixed_window", "[policy p]\nmatch = udp\nalgorithm = fixed_window\nrate = 10/s\n"},
+		{"sliding_window",
+		 "[policy p]\nmatch = udp\nalgorithm = sliding_window\nrate = 10/s\n"},
+		{"sliding_log", "[policy p]\nmatch = udp\nalgorithm = sliding_log\nrate = 10/s\n"},
+		{"leaky_bucket", "[policy p]\nmatch = udp\nalgorithm = leaky_bucket\nrate = 10/s\n"},
+	};
+	static const struct {
+		const char *name;
+		__u32 mask;
+	} keys[] = {{"hot key", 0}, {"4k keys", KEYS_4K}, {"1M keys", KEYS_1M}};
+	char name[64], config[256];
+	struct scenario *s;
+	size_t a, k;
+
+	for (a = 0; a < sizeof(algorithms) / sizeof(algorithms[0]); a++) {
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			snprintf(name, sizeof(name), "%s, %s", algorithms[a].name, keys[k].name);
+			snprintf(config, sizeof(config), "new_sources = off\n%s",
+				 algorithms[a].config);
+			s = add(name, config, keys[k].mask);
+			/* twice the keys, a power of two: no eviction, and the
+			 * kernel sizes its buckets to the entries */
+			s->max_sources = keys[k].mask ? 2 * (keys[k].mask + 1) : 0;
+		}
+	}
+	s = add("clock: coarse, hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s->coarse_clock = true;
+	s = add("clock: none (frozen), hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s->frozen_clock = true;
+
+	s = add("map: LRU no_common_lru, 1M keys",
+		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1M);
+	s->max_sources = 2 * (KEYS_1M + 1);
+	s->map_flags = BPF_F_NO_COMMON_LRU;
+	s = add("map: plain hash, 1M keys", "new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
+		KEYS_1M);
+	s->max_sources = 2 * (KEYS_1M + 1);
+	s->map_type = BPF_MAP_TYPE_HASH;
+
+	s = add("16M random, 64k LRU, budget 50k/s",
+		"max_sources = 65536\n[policy p]\nmatch = udp\nrate = 10/s\n", RANDOM_16M);
+	s = add("16M random, 64k LRU, no budget",
+		"max_sources = 65536\nnew_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
+		RANDOM_16M);
+	s = add("16M random, 64k no_common_lru, no budget",
+		"max_sources = 65536\nnew_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
+		RANDOM_16M);
+	s->map_flags = BPF_F_NO_COMMON_LRU;
+	s = add("3 layers (ip, /24, global), hot key",
+		"[policy a]\nmatch = udp\nrate = 1000000000/s\n[policy b]\nmatch = any\n"
+		"per = src/24\nrate = 1000000000/s\n[policy c]\nmatch = any\nper = global\n"
+		"rate = 1000000000/s\n",
+		0);
 }
 
 int main(void)
 {
-	size_t n = sizeof(scenarios) / sizeof(scenarios[0]), i;
-	struct floodgate_bpf *skels[sizeof(scenarios) / sizeof(scenarios[0])];
-	double base[ROUNDS], ns[sizeof(scenarios) / sizeof(scenarios[0])][ROUNDS], base_med;
 	struct baseline_bpf *baseline = baseline_bpf__open_and_load();
-	struct pkt_spec any = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
-	int r;
+	double base[ROUNDS], base_med, med;
+	int r, i;
 
 	if (geteuid() != 0 || !baseline) {
 		fprintf(stderr, "bench_prog: needs root and BPF\n");
 		return 77;
 	}
-	for (i = 0; i < n; i++)
-		skels[i] = load_floodgate(scenarios[i].config, scenarios[i].frozen_clock);
+	build_scenarios();
+	for (i = 0; i < n_scenarios; i++)
+		load(&scenarios[i]);
 	for (r = 0; r < ROUNDS; r++) {
-		base[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), &any);
-		for (i = 0; i < n; i++)
-			ns[i][r] =
-				run_ns(bpf_program__fd(skels[i]->progs.fg_xdp), &scenarios[i].pkt);
+		base[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT);
+		for (i = 0; i < n_scenarios; i++)
+			scenarios[i].ns[r] =
+				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT);
 	}
 	qsort(base, ROUNDS, sizeof(double), cmp_double);
 	base_med = base[ROUNDS / 2];
-	printf("BPF_PROG_TEST_RUN, %d repeats x %d rounds, medians\n", REPEAT, ROUNDS);
-	printf("%-40s %10s %10s\n", "program", "ns/pkt", "x XDP_DROP");
-	printf("%-40s %10.1f %10.2f\n", "bare XDP_DROP (baseline)", base_med, 1.0);
-	for (i = 0; i < n; i++) {
-		qsort(ns[i], ROUNDS, sizeof(double), cmp_double);
-		printf("%-40s %10.1f %10.2f\n", scenarios[i].name, ns[i][ROUNDS / 2],
-		       ns[i][ROUNDS / 2] / base_med);
-		floodgate_bpf__destroy(skels[i]);
+	printf("BPF_PROG_TEST_RUN, %d repeats x %d interleaved rounds, medians\n", REPEAT, ROUNDS);
+	printf("%-44s %8s %10s\n", "program", "ns/pkt", "x XDP_DROP");
+	printf("%-44s %8.1f %10.2f\n", "bare XDP_DROP (baseline)", base_med, 1.0);
+	for (i = 0; i < n_scenarios; i++) {
+		qsort(scenarios[i].ns, ROUNDS, sizeof(double), cmp_double);
+		med = scenarios[i].ns[ROUNDS / 2];
+		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / base_med);
 	}
+	for (i = 0; i < n_scenarios; i++) {
+		if (!strcmp(scenarios[i].name, "token_bucket, 1M keys")) {
+			int fd = bpf_map__fd(scenarios[i].skel->maps.sources);
+			__u32 entries = bpf_map__max_entries(scenarios[i].skel->maps.sources);
+
+			printf("\nmemory per tracked source (sources, LRU hash, %u entries): %.1f "
+			       "bytes\n",
+			       entries, (double)map_memlock(fd) / entries);
+		}
+	}
+	for (i = 0; i < n_scenarios; i++)
+		floodgate_bpf__destroy(scenarios[i].skel);
 	baseline_bpf__destroy(baseline);
 	return 0;
 }

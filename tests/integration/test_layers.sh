@@ -59,22 +59,27 @@ CONF
 # fed by the generator runs RUN (their JSON files), and saturated (offered
 # more than RATE) while all of them send. A source sends a frame at least
 # every gap = max_batch_ns + max(sources, batch) / rate (round-robin, paced
-# per batch).
+# per batch). A run's first_ns and last_ns (added by `arrivals`) are when its
+# first and last admitted frame reached fgA. The generator's start_ns is taken
+# before its thread wakes up, which under load can be tens of ms before its
+# first frame, and nothing else in its JSON shows that delay. (A first frame
+# that a layer refused is not seen: first_ns can only come later, which
+# loosens the lower bound.)
 # - Upper: a GCRA bucket starts full at its first packet, after the earliest
 #   start_ns, and admits at most burst + rate x (last - first packet) + 1;
-#   its last packet comes before the latest end_ns.
-# - Lower: at the latest start_ns s, the tokens left plus what was admitted
-#   before s are at least burst. From s to the bucket's last refusal t it is
-#   charged for every token it earns, as long as it never fills up (that
-#   takes burst / rate = 200 ms without a packet), so it admits at least
-#   burst + rate x (t - s) - 1. A per-ip bucket sees every frame of its
+#   it admits its last packet by the latest end_ns (or last_ns).
+# - Lower: at the latest first frame s, the tokens left plus what was
+#   admitted before s are at least burst. From s to the bucket's last refusal
+#   t it is charged for every token it earns, as long as it never fills up
+#   (that takes burst / rate = 200 ms without a packet), so it admits at
+#   least burst + rate x (t - s) - 1. A per-ip bucket sees every frame of its
 #   source, so t is within gap of the source's last frame. A later layer sees
 #   a frame from each source once every 1 / RATE_IP, and here it is always
 #   offered at least RATE_IP more than its rate, so it refuses at least every
 #   SLACK = 1 / RATE_IP.
 # Hence, with 2 gap for the two ends as in test_cli.sh,
-#   [burst + rate (min end - max start - 2 gap - SLACK) - 1,
-#    burst + rate (max end - min start + gap) + 1].
+#   [burst + rate (min end_ns - max first_ns - 2 gap - SLACK) - 1,
+#    burst + rate (max last_ns - min start_ns + gap) + 1].
 cat >"$WORK/bounds.py" <<'PY'
 import json, sys
 
@@ -86,8 +91,10 @@ for spec in specs:
     n, rate, burst, slack = int(n), float(rate), float(burst), float(slack)
     floods = [json.load(open(f)) for f in runs.split(",")]
     gap = max(f["max_batch_ns"] / 1e9 + max(f["sources"], f["batch"]) / f["rate"] for f in floods)
-    short = (min(f["end_ns"] for f in floods) - max(f["start_ns"] for f in floods)) / 1e9
-    full = (max(f["end_ns"] for f in floods) - min(f["start_ns"] for f in floods)) / 1e9
+    first = max(max(f["start_ns"], f.get("first_ns", 0)) for f in floods)
+    last = max(max(f["end_ns"], f.get("last_ns", 0)) for f in floods)
+    short = (min(f["end_ns"] for f in floods) - first) / 1e9
+    full = (last - min(f["start_ns"] for f in floods)) / 1e9
     lo += n * (burst + rate * (short - 2 * gap - slack) - 1)
     hi += n * (burst + rate * (full + gap) + 1)
     why.append(f"{n} x (burst {burst:g} + {rate:g}/s x {short:.4f}..{full:.4f} s, gap {gap * 1e3:.2f} ms)")
@@ -103,6 +110,71 @@ print("      from " + " + ".join(why))
 sys.exit(0 if ok else 1)
 PY
 bounds() { python3 -S "$WORK/bounds.py" "$@"; }
+
+# tap.py OUT: records when each source's first and last frame passed by
+# floodgate reached fgA (an AF_PACKET tap sees them before nft's ingress
+# hook), on CLOCK_MONOTONIC, until SIGTERM; then writes {source: [first,
+# last]} to OUT. It creates OUT.ready once it listens.
+cat >"$WORK/tap.py" <<'PY'
+import json, signal, socket, struct, sys, time
+
+SO_TIMESTAMPNS = 35
+stop = False
+def on_term(signum, frame):
+    global stop
+    stop = True
+signal.signal(signal.SIGTERM, on_term)
+# ETH_P_ALL: a tap bound to ETH_P_IP would only see what passed nft.
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("fgA", 3))
+s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+s.settimeout(0.05)
+offset = time.clock_gettime_ns(time.CLOCK_REALTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+seen = {}
+open(sys.argv[1] + ".ready", "w").close()
+while not stop:
+    try:
+        data, anc, _, addr = s.recvmsg(64, socket.CMSG_SPACE(16))
+    except (socket.timeout, InterruptedError):
+        continue
+    for level, kind, cdata in anc:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+            sec, nsec = struct.unpack("qq", cdata[:16])
+            t = sec * 10**9 + nsec - offset
+            if data[12:14] == b"\x08\x00" and addr[2] != socket.PACKET_OUTGOING:
+                src = socket.inet_ntoa(data[26:30])
+                seen[src] = [seen.get(src, [t])[0], t]
+json.dump(seen, open(sys.argv[1], "w"))
+PY
+
+# tap_start / tap_stop: the tap around one phase's flood, into $WORK/tap.json.
+tap_start() {
+	rm -f "$WORK/tap.json" "$WORK/tap.json.ready"
+	python3 -S "$WORK/tap.py" "$WORK/tap.json" &
+	TAP=$!
+	wait_until 5 test -e "$WORK/tap.json.ready"
+}
+tap_stop() {
+	kill -TERM "$TAP"
+	wait "$TAP"
+}
+
+# arrivals FILE ADDR...: adds first_ns and last_ns to the run's JSON in
+# FILE: the first and last arrival at fgA (tap.json) from its sources ADDR.
+arrivals() {
+	python3 -S - "$WORK/tap.json" "$@" <<'PY'
+import json, sys
+seen, path, addrs = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3:]
+run = json.load(open(path))
+times = [seen[a] for a in addrs if a in seen]
+if times:
+    run["first_ns"] = min(t[0] for t in times)
+    run["last_ns"] = max(t[1] for t in times)
+    print(f"    first frame at fgA {(run['first_ns'] - run['start_ns']) / 1e6:.2f} ms after start_ns, "
+          f"last {(run['last_ns'] - run['end_ns']) / 1e6:+.2f} ms from end_ns")
+json.dump(run, open(path, "w"))
+PY
+}
 
 # counts N: the first N nft counters of count_sources, in order, in one call.
 counts() {
@@ -190,7 +262,10 @@ expect_exit 0 "check the layered config" "$FLOODGATE" check -c "$WORK/layers.con
 echo "# phase 1: 10.0.1.250 alone at 20000 pps: per-ip binds"
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
 count_sources 10.0.1.250
+tap_start
 gen "$WORK/p1.json" --src 10.0.1.250 --rate 20000
+tap_stop
+arrivals "$WORK/p1.json" 10.0.1.250
 read -ra c <<<"$(counts 1)"
 check "10.0.1.250 admitted burst_ip + $RATE_IP/s x elapsed" \
 	bounds within "10.0.1.250=${c[0]}" "1:$RATE_IP:$BURST_IP:0:$WORK/p1.json"
@@ -209,7 +284,10 @@ echo "# phase 2: 10.0.1.250..255 and 10.0.2.0 at 4000 pps each: per-24 binds"
 SRCS=(10.0.1.250 10.0.1.251 10.0.1.252 10.0.1.253 10.0.1.254 10.0.1.255 10.0.2.0)
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
 count_sources "${SRCS[@]}"
+tap_start
 gen "$WORK/p2.json" --src 10.0.1.250+7 --rate 28000
+tap_stop
+arrivals "$WORK/p2.json" "${SRCS[@]}"
 read -ra c <<<"$(counts 7)"
 P2="$WORK/p2.json"
 check "10.0.1.0/24 admitted burst_24 + $RATE_24/s x elapsed" \
@@ -244,6 +322,7 @@ B=(10.0.3.252 10.0.3.253 10.0.3.254 10.0.3.255 10.0.4.0 10.0.4.1 10.0.4.2 10.0.4
 C=(10.0.5.252 10.0.5.253 10.0.5.254 10.0.5.255 10.0.6.0 10.0.6.1 10.0.6.2 10.0.6.3)
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/layers.conf" --hook xdp
 count_sources "${A[@]}" "${B[@]}" "${C[@]}"
+tap_start
 NCPU=$(nproc)
 i=0
 pids=()
@@ -261,10 +340,16 @@ for g in "10.0.1.252+5 5000 a" "10.0.3.252+8 8000 b" "10.0.5.252+8 8000 c"; do
 done
 rc=0
 for p in "${pids[@]}"; do wait "$p" || rc=1; done
+tap_stop
 check "three generators at once" test $rc -eq 0
-for name in a b c; do echo "    flood $name: $(cat "$WORK/p3$name.json")"; done
-read -ra c <<<"$(counts 21)"
 PA="$WORK/p3a.json" PB="$WORK/p3b.json" PC="$WORK/p3c.json"
+echo "    flood a: $(cat "$PA")"
+arrivals "$PA" "${A[@]}"
+echo "    flood b: $(cat "$PB")"
+arrivals "$PB" "${B[@]}"
+echo "    flood c: $(cat "$PC")"
+arrivals "$PC" "${C[@]}"
+read -ra c <<<"$(counts 21)"
 ca=("${c[@]:0:5}") cb=("${c[@]:5:8}") cc=("${c[@]:13:8}")
 check "total admitted burst_g + $RATE_G/s x elapsed" \
 	bounds within "all=$(sum "${c[@]}")" "1:$RATE_G:$BURST_G:$SLACK:$PA,$PB,$PC"

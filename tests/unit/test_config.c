@@ -640,7 +640,7 @@ static void test_errors_structure(void **state)
 		{POLR "burst = # nothing\n", 4, "'burst' has no value", NULL},
 		{"brust = 1\n" POLR, 1, "unknown key 'brust'",
 		 "t.conf:1: unknown key 'brust' (expected one of: interface, hook, xdp_mode, "
-		 "max_sources, malformed, on_table_full, new_sources, new_sources_burst)\n"},
+		 "max_sources, malformed, on_table_full, new_sources, new_sources_burst, clock)\n"},
 		{"Hook = xdp\n" POLR, 1, "unknown key 'Hook'", NULL},
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
@@ -835,6 +835,38 @@ static void test_errors_access_and_ban(void **state)
 		{POL "rate = 1/s\naction = ban 1h\nban_factor = 0\n", 5, "bad ban_factor", NULL},
 		{POL "rate = 1/s\nper = global\naction = ban 1h\n", 5, "ban every source", NULL},
 		{POL "rate = 1/s\nper = src/32+port\n", 4, "bad prefix length", NULL},
+	};
+
+	(void)state;
+	run_errors(cases, ARRAY_SIZE(cases));
+}
+
+static void test_budget_and_clock(void **state)
+{
+	const struct fg_config *c;
+
+	(void)state;
+	c = parse_ok("defaults", "[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->new_sources_count, FG_DEFAULT_NEW_SOURCES);
+	assert_false(c->coarse_clock);
+	c = parse_ok("set", "new_sources = 200/ms\nnew_sources_burst = 7\nclock = coarse\n"
+			    "[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->new_sources_count, 200);
+	assert_int_equal(c->new_sources_period_ns, 1000000);
+	assert_int_equal(c->new_sources_burst, 7);
+	assert_true(c->coarse_clock);
+	c = parse_ok("off", "new_sources = off\n[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->new_sources_count, 0);
+}
+
+static void test_errors_budget_and_clock(void **state)
+{
+	static const struct error_case cases[] = {
+		{"new_sources = 10\n" POLR, 1, "bad new_sources", NULL},
+		{"new_sources = 0/s\n" POLR, 1, "bad new_sources", NULL},
+		{"new_sources = 10/fortnight\n" POLR, 1, "bad new_sources", NULL},
+		{"new_sources_burst = 0\n" POLR, 1, "bad new_sources_burst", NULL},
+		{"clock = fast\n" POLR, 1, "bad clock 'fast'", NULL},
 	};
 
 	(void)state;
@@ -1137,6 +1169,8 @@ int main(void)
 		cmocka_unit_test(test_errors_globals),
 		cmocka_unit_test(test_errors_match),
 		cmocka_unit_test(test_algorithms),
+		cmocka_unit_test(test_budget_and_clock),
+		cmocka_unit_test(test_errors_budget_and_clock),
 		cmocka_unit_test(test_match_clauses_and_keys),
 		cmocka_unit_test(test_access_lists),
 		cmocka_unit_test(test_errors_access_and_ban),
