@@ -41,24 +41,11 @@ static struct fg_src_lpm_key ban_key(const struct fg_cidr *cidr)
 /* Opens the maps of a loaded interface, as root. */
 static int open_for_bans(const char *ifname, struct fg_pinned *pinned)
 {
-	char pin_dir[PATH_MAX];
-	int err;
-
 	if (geteuid() != 0) {
 		pr_warn("Error: floodgate must run as root (it reads BPF maps)\n");
 		return FG_EXIT_ENV;
 	}
-	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	if (access(pin_dir, F_OK)) {
-		pr_warn("Error: floodgate is not loaded on %s\n", ifname);
-		return FG_EXIT_STATE;
-	}
-	err = fg_pinned_open(pin_dir, pinned);
-	if (err) {
-		pr_warn("Error: cannot open the maps pinned in %s: %s\n", pin_dir, strerror(-err));
-		return FG_EXIT_FAILURE;
-	}
-	return FG_EXIT_OK;
+	return fg_open_loaded(ifname, pinned);
 }
 
 static int parse_target(const char *text, struct fg_cidr *cidr)

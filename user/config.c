@@ -78,8 +78,8 @@ enum policy_key {
 };
 
 static const char *const global_keys[G_N] = {
-	"interface", "hook",	      "xdp_mode",    "max_sources",
-	"malformed", "on_table_full", "new_sources", "new_sources_burst", "clock",
+	"interface",	 "hook",	"xdp_mode",	     "max_sources", "malformed",
+	"on_table_full", "new_sources", "new_sources_burst", "clock",
 };
 
 static const char *const policy_keys[P_N] = {

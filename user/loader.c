@@ -355,8 +355,7 @@ out:
 	return ret;
 }
 
-/* Opens the pinned maps of a loaded interface, or explains why not. */
-static int open_loaded(const char *ifname, struct fg_pinned *pinned)
+int fg_open_loaded(const char *ifname, struct fg_pinned *pinned)
 {
 	char pin_dir[PATH_MAX];
 	int err;
@@ -387,7 +386,7 @@ int fg_cmd_unload(const char *ifname)
 	}
 	if (ensure_bpffs() || (lock_fd = take_lock()) < 0)
 		return FG_EXIT_FAILURE;
-	ret = open_loaded(ifname, &pinned);
+	ret = fg_open_loaded(ifname, &pinned);
 	if (ret)
 		goto out;
 	/* An interface that is gone took our program with it; the pins
@@ -440,7 +439,7 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	ret = prepare_state_change(ifname, &ifindex, &lock_fd);
 	if (ret)
 		goto out;
-	ret = open_loaded(ifname, &pinned);
+	ret = fg_open_loaded(ifname, &pinned);
 	if (ret)
 		goto out;
 	if (cfg->max_sources != pinned.rt.max_sources) {

@@ -32,6 +32,11 @@ int fg_cmd_status(const char *ifname);
 int fg_cmd_stats(const char *ifname, bool json);
 int fg_cmd_check(const char *config_path);
 
+struct fg_pinned;
+/* Opens the pinned maps of a loaded interface, or says why not: returns
+ * FG_EXIT_OK, FG_EXIT_STATE (not loaded) or FG_EXIT_FAILURE. */
+int fg_open_loaded(const char *ifname, struct fg_pinned *pinned);
+
 /* user/bans.c. A ban without a duration lasts until unbanned. */
 int fg_cmd_ban(const char *ifname, const char *target, const char *duration);
 int fg_cmd_unban(const char *ifname, const char *target);

@@ -278,19 +278,18 @@ int fg_cmd_stats(const char *ifname, bool json)
 	struct fg_policy_stats *ps = calloc(FG_MAX_POLICIES, sizeof(*ps));
 	struct fg_policy_set *set = malloc(sizeof(*set));
 	struct fg_global_stats global;
-	char pin_dir[PATH_MAX];
 	__u32 i, zero = 0;
-	int err, ret = FG_EXIT_FAILURE;
+	int err, ret;
 
-	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	if (access(pin_dir, F_OK)) {
-		pr_warn("Error: floodgate is not loaded on %s\n", ifname);
-		ret = FG_EXIT_STATE;
+	if (!ps || !set) {
+		ret = FG_EXIT_FAILURE;
 		goto out;
 	}
-	err = ps && set ? fg_pinned_open(pin_dir, &pinned) : -ENOMEM;
-	if (!err)
-		err = read_active_set(&pinned, set);
+	ret = fg_open_loaded(ifname, &pinned);
+	if (ret)
+		goto out;
+	ret = FG_EXIT_FAILURE;
+	err = read_active_set(&pinned, set);
 	if (!err)
 		err = sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
 	for (i = 0; !err && i < set->count && i < FG_MAX_POLICIES; i++)
