@@ -6,7 +6,8 @@
 # binds in turn, then checks what reached the stack (nft counters on fgA)
 # against burst + rate x elapsed for that layer, and that `stats --json`
 # agrees layer by layer: a packet a layer refuses is never seen by the later
-# ones, and the earlier ones have been charged for it.
+# ones, and the earlier ones have been charged for it. An AF_PACKET tap on
+# fgA times the first frame that arrives, which the generator cannot report.
 #
 #   phase 1  10.0.1.250 alone                       per-IP binds
 #   phase 2  10.0.1.250..255 and 10.0.2.0           per-/24 binds for 10.0.1/24
@@ -19,7 +20,8 @@
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
-trap 'lab_down; rm -rf "$WORK"' EXIT
+TAP=
+trap '[ -n "$TAP" ] && kill "$TAP" 2>/dev/null; lab_down; rm -rf "$WORK"' EXIT
 # The bursts are small next to rate x SECS (200, 600, 2000 packets).
 RATE_IP=100
 BURST_IP=20
@@ -116,7 +118,7 @@ bounds() { python3 -S "$WORK/bounds.py" "$@"; }
 # hook), on CLOCK_MONOTONIC, until SIGTERM; then writes {source: [first,
 # last]} to OUT. It creates OUT.ready once it listens.
 cat >"$WORK/tap.py" <<'PY'
-import json, signal, socket, struct, sys, time
+import json, os, signal, socket, struct, sys, time
 
 SO_TIMESTAMPNS = 35
 stop = False
@@ -131,8 +133,9 @@ s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
 s.settimeout(0.05)
 offset = time.clock_gettime_ns(time.CLOCK_REALTIME) - time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 seen = {}
+parent = os.getppid()
 open(sys.argv[1] + ".ready", "w").close()
-while not stop:
+while not stop and os.getppid() == parent:  # nor outlive the test
     try:
         data, anc, _, addr = s.recvmsg(64, socket.CMSG_SPACE(16))
     except (socket.timeout, InterruptedError):
@@ -152,19 +155,21 @@ tap_start() {
 	rm -f "$WORK/tap.json" "$WORK/tap.json.ready"
 	python3 -S "$WORK/tap.py" "$WORK/tap.json" &
 	TAP=$!
-	wait_until 5 test -e "$WORK/tap.json.ready"
+	check "tap on fgA listening" wait_until 5 test -e "$WORK/tap.json.ready"
 }
 tap_stop() {
 	kill -TERM "$TAP"
 	wait "$TAP"
+	TAP=
 }
 
 # arrivals FILE ADDR...: adds first_ns and last_ns to the run's JSON in
 # FILE: the first and last arrival at fgA (tap.json) from its sources ADDR.
 arrivals() {
 	python3 -S - "$WORK/tap.json" "$@" <<'PY'
-import json, sys
-seen, path, addrs = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3:]
+import json, os, sys
+tap, path, addrs = sys.argv[1], sys.argv[2], sys.argv[3:]
+seen = json.load(open(tap)) if os.path.exists(tap) else {}
 run = json.load(open(path))
 times = [seen[a] for a in addrs if a in seen]
 if times:
