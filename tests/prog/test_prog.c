@@ -423,6 +423,12 @@ static void test_global_key_and_fragments(void **state)
 	struct pkt_spec ping2 = ping;
 	struct pkt_spec frag = {
 		.family = 4, .src = "10.7.7.7", .proto = IPPROTO_TCP, .dport = 22, .frag_off = 100};
+	/* a first fragment (more-fragments set, offset 0) carries the ports */
+	struct pkt_spec first = {.family = 4,
+				 .src = "10.8.8.8",
+				 .proto = IPPROTO_TCP,
+				 .dport = 22,
+				 .frag_off = 0x2000};
 
 	ping2.src = "172.16.0.1";
 	/* per = global: every source draws on one bucket of 4 */
@@ -434,6 +440,8 @@ static void test_global_key_and_fragments(void **state)
 	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 0);
 	/* the 5 pings that passed the ping layer met the default layer too */
 	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 5 + 12);
+	assert_int_equal(xdp_passed(skel, T0, &first, 8), 5);
+	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 8);
 }
 
 static void test_tc_program(void **state)
@@ -1010,6 +1018,11 @@ static void test_two_cpus_every_algorithm_exact(void **state)
 		 "burst = 100000\n",
 		 100000},
 		{"[policy a]\nmatch = any\nalgorithm = fixed_window\nrate = 4200000B/s\n", 100000},
+		{"[policy a]\nmatch = any\nalgorithm = sliding_window\nrate = 4200000B/s\n",
+		 100000},
+		{"[policy a]\nmatch = any\nalgorithm = leaky_bucket\nrate = 1000B/s\n"
+		 "burst = 4200000B\n",
+		 100000},
 		/* byte mode: the flood's frames are 42 bytes */
 		{"[policy a]\nmatch = any\nrate = 1000B/s\nburst = 4200000B\n", 100000},
 	};
