@@ -534,6 +534,17 @@ static __always_inline int fg_budget_allows(__u64 now)
 	return 1;
 }
 
+/* The per-source drop count is sampled: one refusal in FG_DROP_SAMPLE adds
+ * FG_DROP_SAMPLE. A refused packet then usually only reads its source's
+ * state, so an abuser flooding from several CPUs does not bounce that cache
+ * line between them. The exact counts are in the per-CPU policy_stats. */
+#define FG_DROP_SAMPLE 64
+static __always_inline void fg_count_drop(__u32 *dropped)
+{
+	if (!(bpf_get_prandom_u32() & (FG_DROP_SAMPLE - 1)))
+		*dropped += FG_DROP_SAMPLE;
+}
+
 static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 {
 	if (now > *last_seen_ns && now - *last_seen_ns >= FG_LAST_SEEN_GRAIN_NS)
@@ -562,7 +573,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 		if (admitted)
 			fresh.tat_ns = new_state;
 		else
-			fresh.dropped = 1;
+			fg_count_drop(&fresh.dropped);
 		err = bpf_map_update_elem(&sources, key, &fresh, BPF_NOEXIST);
 		if (!err) {
 			gstats->sources_created++;
@@ -581,7 +592,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 	if (fg_test_naive_update) {
 		/* Deliberately racy, to prove the concurrency tests can fail. */
 		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
-			state->dropped++;
+			fg_count_drop(&state->dropped);
 			return 0;
 		}
 		state->tat_ns = new_state;
@@ -592,7 +603,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
-			state->dropped++;
+			fg_count_drop(&state->dropped);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old)
@@ -600,7 +611,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 	}
 	/* Refusing is the safe side: admitting here could exceed the limit. */
 	gstats->cas_exhausted++;
-	state->dropped++;
+	fg_count_drop(&state->dropped);
 	return 0;
 }
 
@@ -663,7 +674,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 			fg_sliding_window_admit(&params, &entry->state, now, cost, &entry->state);
 	}
 	if (!admitted)
-		entry->dropped++;
+		fg_count_drop(&entry->dropped);
 	return admitted;
 }
 
@@ -710,7 +721,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 		admitted = fg_sliding_log_admit(&params, &entry->state, now, cost);
 	}
 	if (!admitted)
-		entry->dropped++;
+		fg_count_drop(&entry->dropped);
 	return admitted;
 }
 

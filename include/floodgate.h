@@ -84,14 +84,15 @@ struct fg_source_key {
 };
 
 /* Value of `sources`, kept to 16 bytes: with the kernel's per-element
- * overhead a tracked source costs 96 bytes (make bench measures it).
+ * overhead a tracked source costs 104 bytes (make bench measures it).
  * tat_ns is only ever changed by compare-and-swap. */
 struct fg_source_state {
-	__u64 tat_ns;	   /* the algorithm's one-word state (GCRA's TAT, ...) */
-	__u32 last_seen;   /* bpf_ktime_get_ns() >> FG_LAST_SEEN_SHIFT: ~1 s units */
-	__u32 dropped;	   /* packets refused (would-drop under monitor); a plain
-			    * increment, so approximate when CPUs race: the exact
-			    * counts are in policy_stats */
+	__u64 tat_ns;	 /* the algorithm's one-word state (GCRA's TAT, ...) */
+	__u32 last_seen; /* bpf_ktime_get_ns() >> FG_LAST_SEEN_SHIFT: ~1 s units */
+	__u32 dropped;	 /* packets refused (would-drop under monitor), sampled:
+			  * one refusal in 64 adds 64, so a refusal rarely
+			  * writes the shared state; exact counts are in
+			  * policy_stats */
 };
 #define FG_LAST_SEEN_SHIFT 30
 
@@ -110,7 +111,8 @@ struct fg_sliding_window_state {
 struct fg_window_entry {
 	struct fg_sliding_window_state state;
 	__u64 last_seen_ns;
-	__u64 dropped;
+	__u32 dropped; /* sampled, see fg_source_state */
+	__u32 pad;
 };
 
 /* The cap on COUNT for sliding_log: the ring holds the last COUNT
@@ -136,7 +138,8 @@ struct fg_sliding_log_state {
  * changed under one of the `state_locks`. */
 struct fg_log_entry {
 	__u64 last_seen_ns;
-	__u64 dropped;
+	__u32 dropped; /* sampled, see fg_source_state */
+	__u32 pad;
 	struct fg_sliding_log_state state;
 };
 

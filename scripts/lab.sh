@@ -24,6 +24,9 @@ lab_enter() {
 	# sysfs shows the netns of whoever mounted it: remount it for ours.
 	mount -t sysfs sysfs /sys
 	mount -t bpf bpf /sys/fs/bpf
+	# Named netns live as files in /run/netns: keep ours off the host's.
+	mkdir -p /run/netns
+	mount -t tmpfs tmpfs /run/netns
 	ip link set lo up
 }
 

@@ -115,8 +115,8 @@ run_hook() {
 		"bpftool map dump pinned $PIN/sources | grep -q '\"tat_ns\"' &&
 		 bpftool map dump pinned $PIN/sources | grep -q '\"policy_id\"'"
 
-	prog_id=$(bpftool -j map dump pinned $PIN/runtime | python3 -c \
-		'import json,sys; print(json.load(sys.stdin)[0]["value"]["prog_id"])')
+	prog_id=$("$FLOODGATE" status fgA | sed -n 's/.*program id \([0-9]*\),.*/\1/p')
+	check "status names the attached program ($prog_id)" test -n "$prog_id"
 	expect_exit 0 "unload" "$FLOODGATE" unload fgA
 	check "  ... removes the pins" test ! -e "$PIN"
 	check "  ... detaches XDP" bash -c "! ip link show fgA | grep -q xdp"
