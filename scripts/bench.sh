@@ -1,0 +1,623 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make bench: floodgate's throughput beside a bare XDP_DROP, an nftables meter
+# and iptables hashlimit, on the veth lab of scripts/lab.sh.
+#
+#   1. build/bench_prog: BPF_PROG_TEST_RUN ns/packet of the XDP program.
+#   2. The veth lab: `floodgate flood` (2 threads, 60-byte UDP frames) floods
+#      fgA from 1, 1k, 1M and 16M (random over a /8) sources, and each receiver
+#      configuration on fgA counts what it received, on the receiving side:
+#
+#      bare           XDP_DROP, native   rx_queue_*_xdp_drops (ethtool -S)
+#      floodgate-xdp  floodgate --hook xdp   global.packets (stats --json)
+#      floodgate-tc   floodgate --hook tc    global.packets (stats --json)
+#      nft-meter      netdev ingress meter   its two rule counters, summed
+#      hashlimit      iptables raw hashlimit a counting rule before it
+#
+#      Each limiter admits 100 packets/s per source address, burst 100, and
+#      tracks up to TABLE_SIZE sources. Every run also reads fgA's own
+#      rx_packets and the generator's sent - tx_dropped, and flags a run whose
+#      three counts disagree.
+#
+#   The runs go round-robin over every (receiver, sources) pair, ROUNDS times,
+#   each receiver set up and removed per run (so every run starts with empty
+#   state). Results in bench-results/: bench.csv (every run), medians.csv,
+#   runs-detail.csv, bench.png, bench_prog.txt and report.txt (all of the
+#   printed report).
+#
+# Environment knobs:
+#   FG_BENCH_DURATION  seconds per run (default 2.5)
+#   FG_BENCH_ROUNDS    repetitions of the whole round-robin (default 5)
+#   FG_BENCH_SINK      stack: what a limiter passes goes on into the IP stack,
+#                      as on a protected host (default); drop: it is dropped
+#                      at the first hook after the limiter, so the figure
+#                      shows the limiter without the stack behind it
+#   FG_BENCH_BUDGET    stop starting new rounds when the script would pass
+#                      this many seconds (default 540); reported if it happens
+#   FG_BENCH_PROG      0: skip build/bench_prog (default 1)
+#   FG_BENCH_OUT       where the results go (default bench-results)
+#   FG_BENCH_FG_EXTRA  more global lines for floodgate's config, for example
+#                      "new_sources = off" (default: none, floodgate's defaults)
+#
+# Everything runs in private network and mount namespaces (lab_enter): the
+# veths, nftables tables, iptables rules and BPF pins vanish with them.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench: run as root (it creates network namespaces and loads BPF)" >&2
+	exit 1
+fi
+source "$(dirname "$0")/lab.sh"
+lab_enter "$0" "$@"
+
+DURATION=${FG_BENCH_DURATION:-2.5}
+ROUNDS=${FG_BENCH_ROUNDS:-5}
+SINK=${FG_BENCH_SINK:-stack}
+BUDGET=${FG_BENCH_BUDGET:-540}
+FG_EXTRA=${FG_BENCH_FG_EXTRA:-}
+RUN_PROG=${FG_BENCH_PROG:-1}
+THREADS=2
+SETTLE=0.3 # seconds after each teardown, for the kernel's deferred frees
+
+LIMIT_RATE=100    # packets per second per source
+LIMIT_BURST=100   # packets
+TABLE_SIZE=1048576 # sources each limiter can track
+
+RECEIVERS=(bare floodgate-xdp floodgate-tc nft-meter hashlimit)
+SOURCE_SETS=(1 1k 1M 16M)
+declare -A SRC_SPEC=(
+	[1]=10.0.0.1
+	[1k]=10.0.0.0+1000
+	[1M]=10.0.0.0+1000000
+	[16M]=10.0.0.0/8
+)
+
+OUT=${FG_BENCH_OUT:-$REPO/bench-results}
+WORK=$(mktemp -d /tmp/fg-bench.XXXXXX)
+FG_CONF=$WORK/floodgate.conf
+RUNS_CSV=$OUT/bench.csv
+DETAIL_CSV=$OUT/runs-detail.csv
+MEDIANS_CSV=$OUT/medians.csv
+REPORT=$OUT/report.txt
+cleanup() {
+	rm -rf "$WORK"
+	lab_down
+}
+trap cleanup EXIT
+
+case $SINK in stack | drop) ;; *)
+	echo "bench: FG_BENCH_SINK must be stack or drop" >&2
+	exit 2
+	;;
+esac
+
+# --- helpers -----------------------------------------------------------------
+
+log() { echo "$@" | tee -a "$REPORT"; }
+
+rx_packets() { cat /sys/class/net/fgA/statistics/rx_packets; }
+
+# wait_quiet: until fgA's rx_packets stops moving (50 ms apart), so that the
+# frames still queued when the generator returns are processed and counted
+# before any counter is read. Gives up after 2 s.
+wait_quiet() {
+	local prev now i
+	prev=$(rx_packets)
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.05
+		now=$(rx_packets)
+		[ "$now" = "$prev" ] && return 0
+		prev=$now
+	done
+	return 0
+}
+
+# sender_flood SPEC: floods fgA from SPEC for DURATION; JSON on stdout. The
+# same command as lab.sh's flood, under a timeout so that a hung generator
+# fails its run instead of the whole benchmark.
+sender_flood() {
+	timeout -k 5 $((${DURATION%.*} + 60)) \
+		ip netns exec "$SENDER_NS" "$FLOODGATE" flood --dev fgB --dst-mac "$FGA_MAC" --json \
+		--dst 10.200.0.1 --src "$1" --threads "$THREADS" --duration "$DURATION"
+}
+
+# flood_summary FILE: "sent tx_dropped elapsed_ns max_batch_ns" of the
+# generator's JSON (a file: with 1M sources it lists a million counts).
+flood_summary() {
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(d["sent"], d["tx_dropped"], d["elapsed_ns"], d["max_batch_ns"])' "$1"
+}
+
+# The lab of lab.sh, with one veth queue per sender thread: with a single
+# queue, two generator threads overflow its ring (tx_dropped), and the
+# receiver's work stays on one CPU. IPv6 is off on the sender end so that no
+# neighbour discovery reaches fgA and every counter can be compared exactly.
+bench_lab_up() {
+	lab_up
+	ethtool -L fgA rx "$THREADS" tx "$THREADS"
+	ip netns exec "$SENDER_NS" ethtool -L fgB rx "$THREADS" tx "$THREADS"
+	ip netns exec "$SENDER_NS" sysctl -qw net.ipv6.conf.fgB.disable_ipv6=1
+	# lab_up turned GRO on: without an XDP program on fgA, frames arrive
+	# only with GRO on (LAB-NOTES), which the tc, nft and iptables runs need.
+}
+
+# --- receivers: setup_X, count_X ("received limited passed"), teardown_X -------
+# received: every frame the receiver's counter saw; limited: dropped by the
+# limit; passed: let through. received - limited - passed is what the
+# receiver dropped for another reason.
+
+setup_bare() { ip link set dev fgA xdpdrv obj "$REPO/build/baseline.bpf.o" sec xdp; }
+count_bare() {
+	ethtool -S fgA | awk '/rx_queue_[0-9]+_xdp_drops:/ { s += $2 } END { print s + 0, s + 0, 0 }'
+}
+teardown_bare() { ip link set dev fgA xdpdrv off; }
+
+write_floodgate_conf() {
+	{
+		echo "max_sources = $TABLE_SIZE"
+		[ -z "$FG_EXTRA" ] || echo "$FG_EXTRA"
+		printf '\n[policy p]\nmatch = udp\nrate = %s/s\nburst = %s\n' "$LIMIT_RATE" "$LIMIT_BURST"
+	} >"$FG_CONF"
+}
+
+# sink_setup / sink_teardown: with SINK=drop, what floodgate passes is dropped
+# at nftables netdev ingress, the first hook after XDP and tc.
+sink_setup() {
+	[ "$SINK" = drop ] || return 0
+	nft -f - <<-EOF
+		table netdev fgsink {
+			chain in { type filter hook ingress device fgA priority 0; drop; }
+		}
+	EOF
+}
+sink_teardown() {
+	[ "$SINK" = drop ] || return 0
+	nft delete table netdev fgsink
+}
+
+setup_floodgate() {
+	"$FLOODGATE" load fgA -c "$FG_CONF" --hook "$1" >/dev/null
+	sink_setup
+}
+count_floodgate() {
+	"$FLOODGATE" stats fgA --json | python3 -c 'import json,sys
+d = json.load(sys.stdin)
+p = d["policies"]
+print(d["global"]["packets"], sum(x["dropped_packets"] for x in p), sum(x["passed_packets"] for x in p))'
+}
+teardown_floodgate() {
+	sink_teardown
+	"$FLOODGATE" unload fgA >/dev/null
+}
+
+setup_floodgate_xdp() { setup_floodgate xdp; }
+count_floodgate_xdp() { count_floodgate; }
+teardown_floodgate_xdp() { teardown_floodgate; }
+setup_floodgate_tc() { setup_floodgate tc; }
+count_floodgate_tc() { count_floodgate; }
+teardown_floodgate_tc() { teardown_floodgate; }
+
+# The meter rule counts what it drops, the last rule what passes; a packet
+# whose source cannot be added to a full meter skips the meter rule and is
+# counted by the last one. `limit ... burst B` admits B packets above the
+# rate's own allowance.
+setup_nft_meter() {
+	local verdict=accept
+	[ "$SINK" = drop ] && verdict=drop
+	rm -f "$WORK/nft-counters"
+	nft -f - <<-EOF
+		table netdev fgbench {
+			counter limited { }
+			counter passed { }
+			chain in {
+				type filter hook ingress device fgA priority 0;
+				udp dport 9 meter m size $TABLE_SIZE { ip saddr limit rate over $LIMIT_RATE/second burst $LIMIT_BURST packets } counter name limited drop
+				counter name passed $verdict
+			}
+		}
+	EOF
+}
+# `nft list counter` fetches every element of the table's meter first (a
+# minute with a million of them); `nft reset counter` does not, and returns
+# the value it clears. The cleared values are summed in a file.
+count_nft_meter() {
+	local limited passed total_limited=0 total_passed=0
+	limited=$(nft reset counter netdev fgbench limited | awk '/packets/ { print $2 }')
+	passed=$(nft reset counter netdev fgbench passed | awk '/packets/ { print $2 }')
+	[ -e "$WORK/nft-counters" ] && read -r total_limited total_passed <"$WORK/nft-counters"
+	total_limited=$((total_limited + limited))
+	total_passed=$((total_passed + passed))
+	echo "$total_limited $total_passed" >"$WORK/nft-counters"
+	echo "$((total_limited + total_passed)) $total_limited $total_passed"
+}
+teardown_nft_meter() { nft delete table netdev fgbench; }
+
+# Rule 1 counts every IPv4 packet from fgA: hashlimit drops, uncounted, the
+# packets of a new source it cannot insert (table at htable-max). Rule 2 is
+# the limit, rule 3 counts (and with SINK=drop drops) what passes. Each run
+# gets a hashtable of its own name: the old one is freed asynchronously, and
+# a rule that found it would inherit its state.
+HASHLIMIT_NAME=
+setup_hashlimit() {
+	local verdict=ACCEPT
+	[ "$SINK" = drop ] && verdict=DROP
+	HASHLIMIT_NAME=fgb$1
+	iptables -t raw -A PREROUTING -i fgA
+	iptables -t raw -A PREROUTING -i fgA -p udp --dport 9 -m hashlimit \
+		--hashlimit-mode srcip --hashlimit-above "$LIMIT_RATE/sec" \
+		--hashlimit-burst "$LIMIT_BURST" --hashlimit-name "$HASHLIMIT_NAME" \
+		--hashlimit-htable-size "$TABLE_SIZE" --hashlimit-htable-max "$TABLE_SIZE" -j DROP
+	iptables -t raw -A PREROUTING -i fgA -j "$verdict"
+	# The kernel's xt_hashlimit made this table: the match really runs.
+	[ -e "/proc/net/ipt_hashlimit/$HASHLIMIT_NAME" ]
+}
+count_hashlimit() {
+	iptables -t raw -L PREROUTING -v -x -n | awk 'NR > 2 { c[NR - 2] = $1 } END { print c[1], c[2], c[3] }'
+}
+teardown_hashlimit() { iptables -t raw -F PREROUTING; }
+
+# reset_receivers: removes whatever a failed run left behind, quietly.
+reset_receivers() {
+	ip link set dev fgA xdpdrv off 2>/dev/null || true
+	"$FLOODGATE" unload fgA >/dev/null 2>&1 || true
+	nft delete table netdev fgbench 2>/dev/null || true
+	nft delete table netdev fgsink 2>/dev/null || true
+	iptables -t raw -F PREROUTING 2>/dev/null || true
+}
+
+# --- memory per tracked source ---------------------------------------------------
+
+# measure_memory: the sources map as the kernel accounts it, while loaded.
+measure_memory() {
+	local map=/sys/fs/bpf/floodgate/fgA/sources in_use
+	bpftool -j map show pinned "$map" >"$WORK/map.json"
+	in_use=$("$FLOODGATE" status fgA | sed -n 's/^ *sources: *\([0-9]*\) of .*/\1/p')
+	python3 - "$WORK/map.json" "$in_use" >"$WORK/memory.txt" <<-'PY'
+		import json, sys
+		m = json.load(open(sys.argv[1]))
+		used = int(sys.argv[2] or 0)
+		mem = m["bytes_memlock"]
+		print(f"sources map: {m['type']}, key {m['bytes_key']} B, value {m['bytes_value']} B, "
+		      f"max_entries {m['max_entries']}, memlock {mem} B ({mem / 2**20:.1f} MiB)")
+		print(f"  per table slot (memlock / max_entries): {mem / m['max_entries']:.1f} B")
+		if used:
+		    print(f"  per source in use ({used} entries after the run): {mem / used:.1f} B")
+		else:
+		    print("  entries in use: unknown (floodgate status gave none)")
+	PY
+}
+
+# --- one run -------------------------------------------------------------------
+
+# run_one RECEIVER SOURCES ROUND ID: sets up, floods, counts, tears down, and
+# appends a row to the CSVs. Runs in a subshell with errexit: any failure
+# fails the run.
+run_one() {
+	local recv=$1 srcs=$2 round=$3 id=$4 fn=${1//-/_}
+	local before after rx0 rx1 sent tx_dropped elapsed_ns max_batch_ns
+
+	"setup_$fn" "$id"
+	before=$("count_$fn")
+	rx0=$(rx_packets)
+	sender_flood "${SRC_SPEC[$srcs]}" >"$WORK/flood.json"
+	wait_quiet
+	after=$("count_$fn")
+	rx1=$(rx_packets)
+	if [ "$recv" = floodgate-xdp ] && [ "$srcs" = 1M ] && [ ! -e "$WORK/memory.txt" ]; then
+		measure_memory
+	fi
+	"teardown_$fn"
+
+	read -r sent tx_dropped elapsed_ns max_batch_ns < <(flood_summary "$WORK/flood.json")
+	python3 - "$recv" "$srcs" "$round" "$before" "$after" "$((rx1 - rx0))" \
+		"$sent" "$tx_dropped" "$elapsed_ns" "$max_batch_ns" "$RUNS_CSV" "$DETAIL_CSV" <<-'PY'
+		import sys
+		recv, sset, rnd, before, after, rx, sent, txd, ens, mbn, runs, detail = sys.argv[1:]
+		b = [int(x) for x in before.split()]
+		a = [int(x) for x in after.split()]
+		received, limited, passed = (a[i] - b[i] for i in range(3))
+		rx, sent, txd, ens, mbn = int(rx), int(sent), int(txd), int(ens), int(mbn)
+		secs = ens / 1e9
+		mpps = received / secs / 1e6
+		delivered = sent - txd
+		checks = []
+		if received != rx:
+		    checks.append(f"counter {received} != fgA rx_packets {rx}")
+		if rx != delivered:
+		    checks.append(f"fgA rx_packets {rx} != sent - tx_dropped {delivered}")
+		if txd:
+		    checks.append(f"tx_dropped {txd}")
+		other = received - limited - passed
+		with open(runs, "a") as f:
+		    f.write(f"{recv},{sset},{rnd},{received},{secs:.6f},{mpps:.4f}\n")
+		with open(detail, "a") as f:
+		    f.write(f"{recv},{sset},{rnd},{received},{secs:.6f},{mpps:.4f},{limited},{passed},"
+		            f"{other},{rx},{sent},{txd},{mbn / 1e6:.1f},{'ok' if not checks else 'check'}\n")
+		pct = 100 * passed / received if received else 0
+		line = f"{mpps:8.3f} Mpps  received {received:>10} in {secs:.3f} s, passed {pct:5.1f}%"
+		if other:
+		    line += f", other drops {other}"
+		if checks:
+		    line += "  CHECK: " + "; ".join(checks)
+		print(line)
+	PY
+}
+
+# check_counter RECEIVER: on an uncongested, paced run, the receiver's counter
+# must equal fgA's rx_packets and what the generator delivered.
+check_counter() {
+	local recv=$1 fn=${1//-/_} before after rx0 rx1 sent txd got verdict=ok
+	"setup_$fn" "check"
+	before=$("count_$fn")
+	rx0=$(rx_packets)
+	timeout -k 5 60 ip netns exec "$SENDER_NS" "$FLOODGATE" flood --dev fgB --dst-mac "$FGA_MAC" \
+		--json --dst 10.200.0.1 --src 10.0.0.0+1000 --count 100000 --rate 200000 >"$WORK/flood.json"
+	wait_quiet
+	after=$("count_$fn")
+	rx1=$(rx_packets)
+	"teardown_$fn"
+	read -r sent txd _ _ < <(flood_summary "$WORK/flood.json")
+	got=$((${after%% *} - ${before%% *}))
+	if [ "$got" -ne $((rx1 - rx0)) ] || [ "$got" -ne $((sent - txd)) ] || [ "$txd" -ne 0 ]; then
+		verdict=MISMATCH
+	fi
+	printf '   %-14s counter %7d  fgA rx_packets %7d  sent %7d  tx_dropped %d  %s\n' \
+		"$recv" "$got" $((rx1 - rx0)) "$sent" "$txd" "$verdict"
+	[ $verdict = ok ]
+}
+
+# --- the benchmark -----------------------------------------------------------------
+
+mkdir -p "$OUT"
+rm -f "$OUT"/bench.csv "$OUT"/medians.csv "$OUT"/runs-detail.csv "$OUT"/bench.png \
+	"$OUT"/bench_prog.txt "$OUT"/report.txt "$OUT"/plot.dat
+echo "receiver,sources,run,received,seconds,mpps" >"$RUNS_CSV"
+echo "receiver,sources,run,received,seconds,mpps,limited,passed,other_drops,fgA_rx_packets,sent,tx_dropped,max_batch_ms,status" >"$DETAIL_CSV"
+
+log "floodgate benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPUs"
+log "  $(iptables -V); $(nft --version); $(bpftool version | head -1)"
+log "  load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (other work on these CPUs shows up as noise)"
+log
+
+# 1. BPF_PROG_TEST_RUN micro-benchmark
+log "== build/bench_prog (BPF_PROG_TEST_RUN)"
+section_start=$SECONDS
+if [ "$RUN_PROG" = 0 ]; then
+	prog_status="skipped (FG_BENCH_PROG=0)"
+	log "$prog_status"
+elif "$REPO/build/bench_prog" >"$OUT/bench_prog.txt" 2>&1; then
+	tee -a "$REPORT" <"$OUT/bench_prog.txt"
+	prog_status=ok
+else
+	prog_status="FAILED (exit $?)"
+	tee -a "$REPORT" <"$OUT/bench_prog.txt"
+	log "bench_prog: $prog_status"
+fi
+log "(bench_prog: $((SECONDS - section_start)) s)"
+log
+
+# 2. veth lab
+bench_lab_up
+write_floodgate_conf
+log "== veth lab: fgB (sender netns) -> fgA, $THREADS generator threads, $THREADS veth queues, 60-byte UDP frames, ${DURATION} s per run"
+log "   limit: $LIMIT_RATE/s per source address, burst $LIMIT_BURST, tables of $TABLE_SIZE sources; passed traffic: $SINK"
+log "   floodgate config (max_sources = $TABLE_SIZE):"
+sed 's/^/     | /' "$FG_CONF" | tee -a "$REPORT"
+
+# Preflight: hashlimit really is the xt match (iptables-nft might translate
+# it), and, on an uncongested paced run, every receiver's counter equals
+# fgA's rx_packets and what the generator sent.
+setup_hashlimit 0
+netlink=$(nft --debug=netlink list chain ip raw PREROUTING 2>&1 || true)
+hashlimit_ok=1
+if grep -q 'match name hashlimit' <<<"$netlink"; then
+	log "   hashlimit: the kernel runs xt_hashlimit through nft_compat ([ match name hashlimit ])"
+else
+	hashlimit_ok=0
+	log "   hashlimit: no xt hashlimit match in the ruleset: its runs do not measure hashlimit"
+fi
+teardown_hashlimit
+
+log
+log "== counter check: 100000 frames from 1k sources at 200 kpps (uncongested)"
+preflight_ok=1
+for recv in "${RECEIVERS[@]}"; do
+	set +e
+	(
+		set -e
+		check_counter "$recv"
+	) 2>"$WORK/err" | tee -a "$REPORT"
+	rc=${PIPESTATUS[0]}
+	set -e
+	if [ "$rc" -ne 0 ]; then
+		preflight_ok=0
+		reset_receivers
+		log "   $recv: counter check FAILED: $(tr '\n' ' ' <"$WORK/err")"
+	fi
+done
+
+log
+log "== runs (round-robin, $ROUNDS rounds)"
+total=$((ROUNDS * ${#RECEIVERS[@]} * ${#SOURCE_SETS[@]}))
+section_start=$SECONDS
+n=0
+failed_runs=()
+rounds_done=0
+for ((round = 1; round <= ROUNDS; round++)); do
+	round_start=$SECONDS
+	for srcs in "${SOURCE_SETS[@]}"; do
+		for recv in "${RECEIVERS[@]}"; do
+			n=$((n + 1))
+			printf '[%3d/%d] round %d  %-14s %-4s ' "$n" "$total" "$round" "$recv" "$srcs" | tee -a "$REPORT"
+			set +e
+			(
+				set -e
+				run_one "$recv" "$srcs" "$round" "$n"
+			) 2>"$WORK/err" | tee -a "$REPORT"
+			rc=${PIPESTATUS[0]}
+			set -e
+			if [ "$rc" -ne 0 ]; then
+				reset_receivers
+				log "FAILED (exit $rc): $(tr '\n' ' ' <"$WORK/err")"
+				failed_runs+=("$recv/$srcs/round $round")
+				echo "$recv,$srcs,$round,,,FAILED" >>"$RUNS_CSV"
+				echo "$recv,$srcs,$round,,,,,,,,,,,failed" >>"$DETAIL_CSV"
+			fi
+			sleep "$SETTLE"
+		done
+	done
+	rounds_done=$round
+	# Would one more round overrun the budget?
+	if [ "$round" -lt "$ROUNDS" ] && [ $((SECONDS + SECONDS - round_start + 15)) -gt "$BUDGET" ]; then
+		log "STOPPED EARLY: another round would pass the ${BUDGET} s budget ($SECONDS s so far)"
+		break
+	fi
+done
+
+# --- report ----------------------------------------------------------------------
+
+log "(runs: $((SECONDS - section_start)) s)"
+log
+python3 - "$DETAIL_CSV" "$MEDIANS_CSV" "$OUT/plot.dat" "$WORK/plot.series" "${RECEIVERS[*]}" "${SOURCE_SETS[*]}" \
+	2>&1 <<-'PY' | tee -a "$REPORT"
+	import csv, statistics, sys
+	detail, medians_csv, plot_dat, plot_series, receivers, sets = sys.argv[1:]
+	receivers, sets = receivers.split(), sets.split()
+	runs = {}
+	failed = {}
+	for r in csv.DictReader(open(detail)):
+	    key = (r["receiver"], r["sources"])
+	    if r["status"] == "failed":
+	        failed[key] = failed.get(key, 0) + 1
+	        continue
+	    runs.setdefault(key, []).append(r)
+
+	cell = {}
+	with open(medians_csv, "w") as f:
+	    f.write("receiver,sources,runs,failed,median_mpps,min_mpps,max_mpps,median_passed_pct\n")
+	    for rcv in receivers:
+	        for s in sets:
+	            rs = runs.get((rcv, s), [])
+	            mpps = [float(r["mpps"]) for r in rs]
+	            if mpps:
+	                pct = statistics.median(100 * int(r["passed"]) / max(int(r["received"]), 1) for r in rs)
+	                cell[rcv, s] = (statistics.median(mpps), min(mpps), max(mpps), pct, len(mpps))
+	                f.write(f"{rcv},{s},{len(mpps)},{failed.get((rcv, s), 0)},{cell[rcv, s][0]:.4f},"
+	                        f"{min(mpps):.4f},{max(mpps):.4f},{pct:.2f}\n")
+	            else:
+	                f.write(f"{rcv},{s},0,{failed.get((rcv, s), 0)},,,,\n")
+
+	print("received Mpps at fgA, median (min-max) over runs")
+	print(f"{'sources':<8}" + "".join(f"{r:>22}" for r in receivers))
+	for s in sets:
+	    row = f"{s:<8}"
+	    for rcv in receivers:
+	        c = cell.get((rcv, s))
+	        row += f"{c[0]:>8.3f} ({c[1]:.2f}-{c[2]:.2f})".rjust(22) if c else f"{'n/a':>22}"
+	    print(row)
+	print()
+	print("share of received frames the receiver let through (median %)")
+	print(f"{'sources':<8}" + "".join(f"{r:>15}" for r in receivers))
+	for s in sets:
+	    print(f"{s:<8}" + "".join(f"{cell[r, s][3]:>15.1f}" if (r, s) in cell else f"{'n/a':>15}"
+	                              for r in receivers))
+	print()
+	pairs = [(a, b) for a in ("floodgate-xdp", "floodgate-tc") for b in ("bare", "nft-meter", "hashlimit")]
+	print("ratios of the medians")
+	print(f"{'sources':<8}" + "".join(f"{a.replace('floodgate-', 'fg-') + ' / ' + b:>24}" for a, b in pairs))
+	for s in sets:
+	    row = f"{s:<8}"
+	    for a, b in pairs:
+	        x, y = cell.get((a, s)), cell.get((b, s))
+	        row += f"{x[0] / y[0]:>24.2f}" if x and y and y[0] else f"{'n/a':>24}"
+	    print(row)
+	n_runs = sum(len(v) for v in runs.values())
+	n_check = [r for v in runs.values() for r in v if r["status"] != "ok"]
+	print()
+	print(f"runs: {n_runs} measured, {sum(failed.values())} failed; "
+	      f"counter cross-checks (receiver counter = fgA rx_packets = sent - tx_dropped, "
+	      f"no tx_dropped): {n_runs - len(n_check)} ok, {len(n_check)} flagged")
+	for r in n_check:
+	    print(f"  flagged: {r['receiver']} {r['sources']} round {r['run']}: counter {r['received']}, "
+	          f"rx_packets {r['fgA_rx_packets']}, sent {r['sent']}, tx_dropped {r['tx_dropped']}")
+	if n_check and all(r["sources"] == "16M" and 0 < int(r["received"]) - int(r["fgA_rx_packets"]) <= 3
+	                   and r["fgA_rx_packets"] == r["sent"] for r in n_check):
+	    print("  (a counter a few above rx_packets with 16M sources: 10.0.0.0/8 holds 10.200.0.255,\n"
+	          "   fgA's broadcast address; the port-unreachable sent to it is looped back into\n"
+	          "   fgA's receive path, seen by netfilter but not by the veth's rx_packets)")
+	with open(plot_dat, "w") as f:
+	    f.write("# sources " + " ".join(f"{r}_median {r}_min {r}_max" for r in receivers) + "\n")
+	    for s in sets:
+	        vals = []
+	        for rcv in receivers:
+	            c = cell.get((rcv, s))
+	            vals += [f"{c[0]:.4f} {c[1]:.4f} {c[2]:.4f}"] if c else ["NaN NaN NaN"]
+	        f.write(f"{s} " + " ".join(vals) + "\n")
+	# gnuplot's histogram refuses a column with no value: list those with one.
+	with open(plot_series, "w") as f:
+	    for i, rcv in enumerate(receivers):
+	        if any((rcv, s) in cell for s in sets):
+	            f.write(f"{2 + 3 * i} {rcv}\n")
+PY
+
+log
+log "== floodgate memory per tracked source (max_sources = $TABLE_SIZE), after a 1M-source floodgate-xdp run"
+if [ -e "$WORK/memory.txt" ]; then
+	tee -a "$REPORT" <"$WORK/memory.txt"
+else
+	log "   not measured (the floodgate-xdp 1M run failed)"
+fi
+
+# draw_chart: grouped bars of the medians, one per receiver, log scale.
+draw_chart() {
+	local terminal=pngcairo plot_cmd= col recv
+	gnuplot -e 'set terminal pngcairo' 2>/dev/null || terminal=png
+	while read -r col recv; do
+		if [ -z "$plot_cmd" ]; then
+			plot_cmd="plot '$OUT/plot.dat' using $col:$((col + 1)):$((col + 2)):xtic(1) title '$recv'"
+		else
+			plot_cmd+=", '' using $col:$((col + 1)):$((col + 2)) title '$recv'"
+		fi
+	done <"$WORK/plot.series"
+	if [ -z "$plot_cmd" ]; then
+		echo "no run measured anything" >&2
+		return 1
+	fi
+	gnuplot <<-EOF
+		set terminal $terminal size 1000,600 noenhanced
+		set output '$OUT/bench.png'
+		set title "Packets received at fgA (veth, 60-byte UDP, $THREADS sender threads): median of $rounds_done runs, bars min-max"
+		set style data histogram
+		set style histogram errorbars gap 2 lw 1
+		set style fill solid 0.85 border -1
+		set logscale y
+		set yrange [0.1:*]
+		set ylabel "Mpps received (log scale)"
+		set xlabel "distinct source addresses"
+		set grid ytics mytics
+		set key top right
+		$plot_cmd
+	EOF
+	[ $? -eq 0 ] || return 1
+	echo "$terminal"
+}
+
+log
+if terminal=$(draw_chart 2>"$WORK/gnuplot.err") && [ -s "$OUT/bench.png" ]; then
+	log "chart: $OUT/bench.png ($terminal)"
+else
+	log "chart: FAILED: $(tr '\n' ' ' <"$WORK/gnuplot.err")"
+	failed_runs+=("chart")
+fi
+
+log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "results: $RUNS_CSV, $MEDIANS_CSV, $DETAIL_CSV, $REPORT"
+log "bench_prog: $prog_status; counter preflight: $([ $preflight_ok = 1 ] && echo ok || echo FAILED); rounds: $rounds_done of $ROUNDS; total time $SECONDS s"
+problems=("${failed_runs[@]}")
+[[ $prog_status == ok || $prog_status == skipped* ]] || problems+=(bench_prog)
+[ $preflight_ok = 1 ] || problems+=(counter-check)
+[ $hashlimit_ok = 1 ] || problems+=(hashlimit-not-xt)
+if [ ${#problems[@]} -gt 0 ]; then
+	log "FAILURES: ${problems[*]}"
+	exit 1
+fi
