@@ -37,7 +37,10 @@ lab_down() {
 
 lab_up() {
 	ip netns add "$SENDER_NS"
-	ip link add fgA type veth peer name fgB
+	# Two queues a side: one ring per sending CPU, so concurrent generators
+	# do not overflow a single ring.
+	ip link add fgA numtxqueues 2 numrxqueues 2 type veth peer name fgB \
+		numtxqueues 2 numrxqueues 2
 	ip link set fgB netns "$SENDER_NS"
 	ip addr add 10.200.0.1/24 dev fgA
 	ip addr add fd00:200::1/64 dev fgA nodad

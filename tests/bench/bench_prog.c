@@ -23,21 +23,21 @@
 #include "policy.h"
 #include "../prog/packets.h"
 
-#define ROUNDS 5
-#define REPEAT 1000000
+#define ROUNDS	      5
+#define REPEAT	      1000000
 #define MAX_SCENARIOS 48
-#define KEYS_4K (4096 - 1)
-#define KEYS_1M ((1 << 20) - 1)
-#define RANDOM_16M (~0U)
+#define KEYS_4K	      (4096 - 1)
+#define KEYS_1M	      ((1 << 20) - 1)
+#define RANDOM_16M    (~0U)
 
 struct scenario {
 	char name[64];
 	char config[256];
-	__u32 source_mask;  /* 0: one key; KEYS_*: that many; RANDOM_16M */
-	__u32 max_sources;  /* 0: the config's */
-	__u32 map_type;	    /* 0: LRU hash */
+	__u32 source_mask; /* 0: one key; KEYS_*: that many; RANDOM_16M */
+	__u32 max_sources; /* 0: the config's */
+	__u32 map_type;	   /* 0: LRU hash */
 	__u32 map_flags;
-	bool frozen_clock;  /* the test clock: what bpf_ktime_get_ns costs */
+	bool frozen_clock; /* the test clock: what bpf_ktime_get_ns costs */
 	bool coarse_clock;
 	struct floodgate_bpf *skel;
 	double ns[ROUNDS];
@@ -88,8 +88,7 @@ static void load(struct scenario *s)
 	if (!skel || !cfg || !compiled || fg_config_parse_string(s->name, s->config, cfg, stderr) ||
 	    fg_policy_compile(cfg, 0, compiled))
 		exit(1);
-	bpf_object__for_each_map(map, skel->obj)
-	{
+	bpf_object__for_each_map (map, skel->obj) {
 		bpf_map__set_pin_path(map, NULL);
 	}
 	bpf_map__set_max_entries(skel->maps.sources, s->max_sources ?: cfg->max_sources);
@@ -140,11 +139,13 @@ static void build_scenarios(void)
 		const char *name, *config;
 	} algorithms[] = {
 		{"token_bucket", "[policy p]\nmatch = udp\nrate = 10/s\n"},
-		{"fixed_window", "[policy p]\nmatch = udp\nalgorithm = fixed_window\nrate = 10/s\n"},
+		{"fixed_window",
+		 "[policy p]\nmatch = udp\nalgorithm = fixed_window\nrate = 10/s\n"},
 		{"sliding_window",
 		 "[policy p]\nmatch = udp\nalgorithm = sliding_window\nrate = 10/s\n"},
 		{"sliding_log", "[policy p]\nmatch = udp\nalgorithm = sliding_log\nrate = 10/s\n"},
-		{"leaky_bucket", "[policy p]\nmatch = udp\nalgorithm = leaky_bucket\nrate = 10/s\n"},
+		{"leaky_bucket",
+		 "[policy p]\nmatch = udp\nalgorithm = leaky_bucket\nrate = 10/s\n"},
 	};
 	static const struct {
 		const char *name;
@@ -174,8 +175,8 @@ static void build_scenarios(void)
 		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1M);
 	s->max_sources = 2 * (KEYS_1M + 1);
 	s->map_flags = BPF_F_NO_COMMON_LRU;
-	s = add("map: plain hash, 1M keys", "new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
-		KEYS_1M);
+	s = add("map: plain hash, 1M keys",
+		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1M);
 	s->max_sources = 2 * (KEYS_1M + 1);
 	s->map_type = BPF_MAP_TYPE_HASH;
 

@@ -34,7 +34,7 @@ count_sources 192.0.2.1 192.0.2.2
 # send one frame per call (see scripts/demo.sh).
 # Capped so that the veth ring never overflows: a frame lost on the wire
 # would be blamed on floodgate.
-flood --dst 10.200.0.1 --src 10.0.0.0/8 --rate 600000 --duration $SECONDS_TO_FLOOD \
+flood --dst 10.200.0.1 --src 10.0.0.0/8 --rate 300000 --duration $SECONDS_TO_FLOOD \
 	>"$WORK/spoof.json" &
 spoof_pid=$!
 flood --dst 10.200.0.1 --src 192.0.2.1 --rate 200 --batch 1 \
