@@ -2,7 +2,9 @@
 /*
  * floodgate datapath: one engine with two entry points, XDP (fg_xdp) and tc
  * clsact ingress (fg_tc). Per packet: parse, find the matching policy from
- * precomputed bitmasks, and charge the masked source's GCRA state.
+ * precomputed bitmasks, and charge the masked source's rate-limit state with
+ * the policy's algorithm (include/fg_gcra.h, include/fg_algos.h), whose
+ * parameters are read from the policy as they are.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -494,21 +496,13 @@ static __always_inline void fg_make_key(const struct fg_policy *policy, const st
 static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 state, __u64 now,
 					  __u64 cost, __u64 *new_state)
 {
-	if (policy->algorithm == FG_ALG_FIXED_WINDOW) {
-		struct fg_fixed_window_params params = {
-			.count = policy->rate_count,
-			.period_ns = policy->rate_period_ns,
-		};
-
-		return fg_fixed_window_admit(&params, state, now, cost, new_state);
-	} else {
-		struct fg_gcra_params params = {
-			.interval_fp = policy->interval_fp,
-			.tolerance_ns = policy->tolerance_ns,
-		};
-
-		return fg_gcra_admit(&params, state, now, cost, new_state);
-	}
+	if (policy->algorithm == FG_ALG_FIXED_WINDOW)
+		return fg_fixed_window_admit(&policy->params.fixed_window, state, now, cost,
+					     new_state);
+	if (policy->algorithm == FG_ALG_LEAKY_BUCKET)
+		return fg_leaky_bucket_admit(&policy->params.leaky_bucket, state, now, cost,
+					     new_state);
+	return fg_gcra_admit(&policy->params.token_bucket, state, now, cost, new_state);
 }
 
 /* Returned by a charge when the key has no state and the new-source budget
@@ -521,14 +515,11 @@ static __always_inline int fg_budget_allows(__u64 now)
 {
 	__u32 zero = 0;
 	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
-	struct fg_gcra_params params;
 	__u64 tat;
 
-	if (!budget || !budget->interval_fp)
+	if (!budget || !budget->gcra.interval_fp)
 		return 1;
-	params.interval_fp = budget->interval_fp;
-	params.tolerance_ns = budget->tolerance_ns;
-	if (!fg_gcra_admit(&params, budget->tat_ns, now, 1, &tat))
+	if (!fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))
 		return 0;
 	budget->tat_ns = tat;
 	return 1;
@@ -637,12 +628,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 					    const struct fg_source_key *key, __u64 now, __u64 cost,
 					    struct fg_global_stats *gstats)
 {
-	struct fg_sliding_window_params params = {
-		.count = policy->rate_count,
-		.period_ns = policy->rate_period_ns,
-		.period_q = policy->window_period_q,
-		.shift = policy->window_shift,
-	};
+	const struct fg_sliding_window_params *params = &policy->params.sliding_window;
 	struct fg_window_entry *entry = bpf_map_lookup_elem(&windows, key);
 	struct bpf_spin_lock *lock;
 	int admitted;
@@ -666,12 +652,10 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 	lock = fg_test_naive_update ? NULL : fg_lock_for(key);
 	if (lock) {
 		bpf_spin_lock(lock);
-		admitted =
-			fg_sliding_window_admit(&params, &entry->state, now, cost, &entry->state);
+		admitted = fg_sliding_window_admit(params, &entry->state, now, cost, &entry->state);
 		bpf_spin_unlock(lock);
 	} else {
-		admitted =
-			fg_sliding_window_admit(&params, &entry->state, now, cost, &entry->state);
+		admitted = fg_sliding_window_admit(params, &entry->state, now, cost, &entry->state);
 	}
 	if (!admitted)
 		fg_count_drop(&entry->dropped);
@@ -685,10 +669,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 					 const struct fg_source_key *key, __u64 now, __u64 cost,
 					 struct fg_global_stats *gstats)
 {
-	struct fg_sliding_log_params params = {
-		.period_ns = policy->rate_period_ns,
-		.count = policy->rate_count,
-	};
+	const struct fg_sliding_log_params *params = &policy->params.sliding_log;
 	struct fg_log_entry *entry = bpf_map_lookup_elem(&logs, key);
 	struct bpf_spin_lock *lock;
 	__u32 zero = 0;
@@ -715,10 +696,10 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	lock = fg_test_naive_update ? NULL : fg_lock_for(key);
 	if (lock) {
 		bpf_spin_lock(lock);
-		admitted = fg_sliding_log_admit(&params, &entry->state, now, cost);
+		admitted = fg_sliding_log_admit(params, &entry->state, now, cost);
 		bpf_spin_unlock(lock);
 	} else {
-		admitted = fg_sliding_log_admit(&params, &entry->state, now, cost);
+		admitted = fg_sliding_log_admit(params, &entry->state, now, cost);
 	}
 	if (!admitted)
 		fg_count_drop(&entry->dropped);

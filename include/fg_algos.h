@@ -10,7 +10,8 @@
  *
  *   - a params struct, computed once by userspace from (count, period_ns,
  *     burst, bytes) with fg_<alg>_params_init(), which returns 0, or -1 for
- *     a configuration outside the limits listed below;
+ *     a configuration outside the limits listed below. The structs live in
+ *     floodgate.h: fg_policy carries them, and the datapath reads them there;
  *   - a state, which is what the `sources` map holds per key;
  *   - fg_<alg>_admit(params, state, now, cost, ...): 1 = admit, and the new
  *     state is written; 0 = refuse.
@@ -40,7 +41,9 @@
  *                    burst == COUNT
  *   leaky_bucket     as token_bucket (GCRA): PERIOD < 2^48 ns; in byte mode
  *                    interval_fp * FG_MAX_COST < 2^64 (T < 2^32 ns per byte,
- *                    which FG_MIN_BYTE_RATE_PER_S ensures); burst * T <= 2^62;
+ *                    which FG_MIN_BYTE_RATE_PER_S ensures); burst * T <= 2^62
+ *                    (params_init itself allows tau up to 2^63, so rounding
+ *                    never refuses a validated config);
  *                    1 <= burst; default burst 1 in packet mode -- in byte
  *                    mode the depth must be at least the largest packet (a
  *                    default of 1 byte would refuse everything)
@@ -95,11 +98,6 @@
  * Old state after a period change: its window index almost surely differs
  * from now's, so it reads as an expired window (a fresh count).
  */
-struct fg_fixed_window_params {
-	__u64 count;	 /* COUNT: cost units per window, 1..FG_WINDOW_MAX_COUNT */
-	__u64 period_ns; /* PERIOD: window length, >= 1 */
-};
-
 static inline __u64 fg_fixed_window_pack(__u32 window, __u32 used)
 {
 	return (__u64)window << 32 | used;
@@ -199,14 +197,6 @@ static inline int fg_fixed_window_params_init(struct fg_fixed_window_params *p, 
  * Old state after a period change: windows stay PERIOD long but offset from
  * multiples of the new PERIOD until the first idle gap of two windows.
  */
-struct fg_sliding_window_params {
-	__u64 count;	 /* COUNT, 1..FG_WINDOW_MAX_COUNT */
-	__u64 period_ns; /* PERIOD, >= 1 */
-	__u64 period_q;	 /* period_ns >> shift, >= 1 */
-	__u32 shift;	 /* 0 (exact) unless COUNT * (PERIOD + 1) >= 2^64 */
-	__u32 pad;
-};
-
 /* Returns 1 and stores the new state in *out (which may be s) if the packet
  * is admitted, else 0 and leaves *out untouched. */
 static inline int fg_sliding_window_admit(const struct fg_sliding_window_params *p,
@@ -294,12 +284,6 @@ static inline int fg_sliding_window_params_init(struct fg_sliding_window_params 
  * wrapping at COUNT): zero it. After a period change it stays exact.
  */
 
-struct fg_sliding_log_params {
-	__u64 period_ns; /* PERIOD */
-	__u32 count;	 /* COUNT, 1..FG_SLIDING_LOG_MAX */
-	__u32 pad;
-};
-
 /* Returns 1 and records now in *s if the packet is admitted, else 0 and
  * leaves *s untouched. now < 2^64 - 1. */
 static inline int fg_sliding_log_admit(const struct fg_sliding_log_params *p,
@@ -349,10 +333,6 @@ static inline int fg_sliding_log_params_init(struct fg_sliding_log_params *p, __
  * State: one __u64, empty_at in ns; 0 = empty. CAS-able, exactly like
  * fg_source_state.tat_ns. Limits: those of GCRA.
  */
-struct fg_leaky_bucket_params {
-	struct fg_gcra_params gcra; /* interval_fp = T, tolerance_ns = burst * T */
-};
-
 /* Returns 1 and stores the new empty_at if the packet is admitted, else 0
  * and leaves *new_empty_at untouched. */
 static inline int fg_leaky_bucket_admit(const struct fg_leaky_bucket_params *p, __u64 empty_at,
@@ -361,32 +341,12 @@ static inline int fg_leaky_bucket_admit(const struct fg_leaky_bucket_params *p, 
 	return fg_gcra_admit(&p->gcra, empty_at, now, cost, new_empty_at);
 }
 
-/* The same numbers as fg_policy_gcra() in user/policy.c, without 128-bit
- * arithmetic: PERIOD < 2^48 ns keeps period << FG_GCRA_FRAC_BITS in 64 bits,
- * and round(burst * interval_fp >> FRAC) is split into the whole-ns and
- * fractional parts of interval_fp. */
+/* Exactly token_bucket's parameters; only the config's default burst
+ * differs. */
 static inline int fg_leaky_bucket_params_init(struct fg_leaky_bucket_params *p, __u64 count,
 					      __u64 period_ns, __u64 burst, int bytes)
 {
-	const __u64 half = 1ULL << (FG_GCRA_FRAC_BITS - 1);
-	const __u64 frac = (1ULL << FG_GCRA_FRAC_BITS) - 1;
-	__u64 interval_fp, whole;
-
-	if (!count || !burst || !period_ns || period_ns >= 1ULL << (64 - FG_GCRA_FRAC_BITS))
-		return -1;
-	interval_fp = ((period_ns << FG_GCRA_FRAC_BITS) + count / 2) / count;
-	whole = interval_fp >> FG_GCRA_FRAC_BITS;
-	/* byte costs go up to FG_MAX_COST; a packet costs 1 */
-	if (!interval_fp || interval_fp > ~0ULL / (bytes ? FG_MAX_COST : 1) ||
-	    burst > (1ULL << 62) / (whole + 1) || burst >= 1ULL << (64 - FG_GCRA_FRAC_BITS))
-		return -1;
-	p->gcra.interval_fp = interval_fp;
-	if (bytes)
-		p->gcra.tolerance_ns = burst * whole +
-				       ((burst * (interval_fp & frac) + half) >> FG_GCRA_FRAC_BITS);
-	else /* exactly `burst` packets fit, as in fg_policy_gcra() */
-		p->gcra.tolerance_ns = burst * fg_gcra_cost_ns(interval_fp, 1);
-	return 0;
+	return fg_gcra_params_init(&p->gcra, count, period_ns, burst, bytes);
 }
 
 #endif /* FG_ALGOS_H */

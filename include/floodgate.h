@@ -21,7 +21,7 @@
 #define FG_DEFAULT_MAX_SOURCES	   262144
 #define FG_DEFAULT_MAX_LOG_SOURCES 16384 /* sliding_log entries are ~1 KiB */
 
-/* Fractional bits of fg_policy.interval_fp (ns per unit of cost). */
+/* Fractional bits of fg_gcra_params.interval_fp (ns per unit of cost). */
 #define FG_GCRA_FRAC_BITS 16
 
 /* Costs above this are clamped; keeps cost * interval_fp below 2^64. */
@@ -87,7 +87,9 @@ struct fg_source_key {
  * overhead a tracked source costs 104 bytes (make bench measures it).
  * tat_ns is only ever changed by compare-and-swap. */
 struct fg_source_state {
-	__u64 tat_ns;	 /* the algorithm's one-word state (GCRA's TAT, ...) */
+	__u64 tat_ns;	 /* the algorithm's one-word state: the TAT of token_bucket,
+			  * empty_at of leaky_bucket, or fixed_window's packed
+			  * window index and count (fg_algos.h) */
 	__u32 last_seen; /* bpf_ktime_get_ns() >> FG_LAST_SEEN_SHIFT: ~1 s units */
 	__u32 dropped;	 /* packets refused (would-drop under monitor), sampled:
 			  * one refusal in 64 adds 64, so a refusal rarely
@@ -143,11 +145,56 @@ struct fg_log_entry {
 	struct fg_sliding_log_state state;
 };
 
+/*
+ * Each algorithm's parameters, computed once by userspace with the
+ * fg_<alg>_params_init() of include/fg_gcra.h and include/fg_algos.h (which
+ * also explain them) and read as they are, by pointer, by the datapath.
+ */
+struct fg_gcra_params {
+	__u64 interval_fp;  /* T = PERIOD / COUNT: ns per unit of cost << FG_GCRA_FRAC_BITS */
+	__u64 tolerance_ns; /* tau = burst * T, in ns */
+};
+
+struct fg_fixed_window_params {
+	__u64 count;	 /* COUNT: cost units per window, 1..FG_WINDOW_MAX_COUNT */
+	__u64 period_ns; /* PERIOD: window length, >= 1 */
+};
+
+struct fg_sliding_window_params {
+	__u64 count;	 /* COUNT, 1..FG_WINDOW_MAX_COUNT */
+	__u64 period_ns; /* PERIOD, >= 1 */
+	__u64 period_q;	 /* period_ns >> shift, >= 1 */
+	__u32 shift;	 /* 0 (exact) unless COUNT * (PERIOD + 1) >= 2^64 */
+	__u32 pad;
+};
+
+struct fg_sliding_log_params {
+	__u64 period_ns; /* PERIOD */
+	__u32 count;	 /* COUNT, 1..FG_SLIDING_LOG_MAX */
+	__u32 pad;
+};
+
+/* leaky_bucket is GCRA with its own default depth (see fg_algos.h). */
+struct fg_leaky_bucket_params {
+	struct fg_gcra_params gcra; /* interval_fp = T, tolerance_ns = burst * T */
+};
+
+/* The member named by fg_policy.algorithm is the one in use. */
+union fg_rate_params {
+	struct fg_gcra_params token_bucket;
+	struct fg_fixed_window_params fixed_window;
+	struct fg_sliding_window_params sliding_window;
+	struct fg_sliding_log_params sliding_log;
+	struct fg_leaky_bucket_params leaky_bucket;
+};
+
 /* One compiled policy. The match itself is folded into the bitmasks of
  * struct fg_policy_set, dport_match and src_match, so nothing here is
- * parsed or looped over per packet. */
+ * parsed or looped over per packet. The rate exists only as `params`:
+ * `status` derives what it prints from them. */
 struct fg_policy {
-	__u32 id; /* FNV-1a of the name */
+	__u32 id; /* FNV-1a of the name, mixed with the algorithm (a reload that
+		   * changes the algorithm starts fresh state); the key's policy_id */
 	__u8 algorithm;
 	__u8 action;
 	__u8 key_kind;
@@ -157,14 +204,9 @@ struct fg_policy {
 	__u16 pad;
 	__u32 mask_v4_be;    /* prefix_v4 as a netmask */
 	__u64 mask_v6_be[2]; /* prefix_v6 as a netmask */
-	__u64 interval_fp;   /* GCRA: T = period/count in ns << FG_GCRA_FRAC_BITS */
-	__u64 tolerance_ns;  /* GCRA: tau = burst * T */
-	__u64 rate_count;    /* COUNT of rate = COUNT/PERIOD */
-	__u64 rate_period_ns;
-	__u64 burst;
-	__u64 window_period_q; /* sliding_window: period >> window_shift */
-	__u32 window_shift;
+	union fg_rate_params params;
 	__u32 ban_factor; /* action = ban: each repeat multiplies the ban */
+	__u32 pad2;
 	__u64 ban_ns;	  /* action = ban: the first ban's length */
 	__u64 ban_max_ns; /* action = ban: the longest ban */
 	char name[FG_POLICY_NAME_LEN];
@@ -226,12 +268,12 @@ struct fg_ban {
  * each CPU may create per-source entries. A spoofed random-source flood
  * would otherwise insert (and evict) one LRU entry per packet; past the
  * budget, an unknown source is charged to its policy's shared overflow key
- * instead, so known sources keep their state. interval_fp is the per-CPU
- * interval (the configured one times the number of CPUs); 0 disables. */
+ * instead, so known sources keep their state. gcra.interval_fp is the
+ * per-CPU interval (the configured one times the number of CPUs); 0
+ * disables. */
 struct fg_budget {
 	__u64 tat_ns;
-	__u64 interval_fp;
-	__u64 tolerance_ns;
+	struct fg_gcra_params gcra;
 };
 
 /* Value of the one-entry `runtime` array. */
@@ -279,5 +321,34 @@ struct fg_global_stats {
 	__u64 sources_created;	 /* per-source entries created */
 	__u64 budget_overflow;	 /* new sources judged by the shared overflow bucket */
 };
+
+/*
+ * The sizes both compilers must agree on: a change here changes the maps'
+ * value sizes, which `reload` checks against the pinned maps.
+ */
+_Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key");
+_Static_assert(sizeof(struct fg_source_state) == 16, "fg_source_state");
+_Static_assert(sizeof(struct fg_sliding_window_state) == 16, "fg_sliding_window_state");
+_Static_assert(sizeof(struct fg_window_entry) == 32, "fg_window_entry");
+_Static_assert(sizeof(struct fg_state_lock) == 4, "fg_state_lock");
+_Static_assert(sizeof(struct fg_sliding_log_state) == 8 * FG_SLIDING_LOG_MAX + 8,
+	       "fg_sliding_log_state");
+_Static_assert(sizeof(struct fg_log_entry) == 16 + sizeof(struct fg_sliding_log_state),
+	       "fg_log_entry");
+_Static_assert(sizeof(struct fg_gcra_params) == 16, "fg_gcra_params");
+_Static_assert(sizeof(struct fg_fixed_window_params) == 16, "fg_fixed_window_params");
+_Static_assert(sizeof(struct fg_sliding_window_params) == 32, "fg_sliding_window_params");
+_Static_assert(sizeof(struct fg_sliding_log_params) == 16, "fg_sliding_log_params");
+_Static_assert(sizeof(struct fg_leaky_bucket_params) == 16, "fg_leaky_bucket_params");
+_Static_assert(sizeof(union fg_rate_params) == 32, "fg_rate_params");
+_Static_assert(sizeof(struct fg_policy) == 120, "fg_policy");
+_Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLICIES,
+	       "fg_policy_set");
+_Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
+_Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
+_Static_assert(sizeof(struct fg_budget) == 24, "fg_budget");
+_Static_assert(sizeof(struct fg_runtime) == 56, "fg_runtime");
+_Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
+_Static_assert(sizeof(struct fg_global_stats) == 112, "fg_global_stats");
 
 #endif /* FLOODGATE_H */

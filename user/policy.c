@@ -9,23 +9,6 @@
 #include "fg_gcra.h"
 #include "policy.h"
 
-void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *tolerance_ns)
-{
-	unsigned __int128 scaled = (unsigned __int128)pc->rate_period_ns << FG_GCRA_FRAC_BITS;
-	unsigned __int128 tol;
-
-	*interval_fp = (__u64)((scaled + pc->rate_count / 2) / pc->rate_count);
-	if (pc->bytes) {
-		tol = (unsigned __int128)pc->burst * *interval_fp;
-		*tolerance_ns =
-			(__u64)((tol + (1ULL << (FG_GCRA_FRAC_BITS - 1))) >> FG_GCRA_FRAC_BITS);
-	} else {
-		/* Exactly `burst` packets of the per-packet cost fit, with no
-		 * partial packet lost to rounding. */
-		*tolerance_ns = pc->burst * fg_gcra_cost_ns(*interval_fp, 1);
-	}
-}
-
 static void prefix_mask(__u8 *mask, unsigned int bytes, unsigned int prefix_len)
 {
 	unsigned int i;
@@ -37,7 +20,32 @@ static void prefix_mask(__u8 *mask, unsigned int bytes, unsigned int prefix_len)
 	}
 }
 
-static void compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
+/* The algorithm's own parameters, by its own params_init: the one encoding
+ * of the rate that the datapath reads and `status` prints from. */
+static int compile_rate(const struct fg_policy_conf *pc, union fg_rate_params *params)
+{
+	__u64 count = pc->rate_count, period = pc->rate_period_ns, burst = pc->burst;
+
+	switch (pc->algorithm) {
+	case FG_ALG_TOKEN_BUCKET:
+		return fg_gcra_params_init(&params->token_bucket, count, period, burst, pc->bytes);
+	case FG_ALG_FIXED_WINDOW:
+		return fg_fixed_window_params_init(&params->fixed_window, count, period, burst,
+						   pc->bytes);
+	case FG_ALG_SLIDING_WINDOW:
+		return fg_sliding_window_params_init(&params->sliding_window, count, period, burst,
+						     pc->bytes);
+	case FG_ALG_SLIDING_LOG:
+		return fg_sliding_log_params_init(&params->sliding_log, count, period, burst,
+						  pc->bytes);
+	case FG_ALG_LEAKY_BUCKET:
+		return fg_leaky_bucket_params_init(&params->leaky_bucket, count, period, burst,
+						   pc->bytes);
+	}
+	return -1;
+}
+
+static int compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 {
 	memset(p, 0, sizeof(*p));
 	/* The algorithm is part of the id: a reload that changes it starts
@@ -54,20 +62,10 @@ static void compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 	p->prefix_v6 = pc->prefix_v6;
 	prefix_mask((__u8 *)&p->mask_v4_be, 4, pc->prefix_v4);
 	prefix_mask((__u8 *)p->mask_v6_be, 16, pc->prefix_v6);
-	fg_policy_gcra(pc, &p->interval_fp, &p->tolerance_ns);
-	if (pc->algorithm == FG_ALG_SLIDING_WINDOW) {
-		struct fg_sliding_window_params window = {};
-
-		/* The validator enforced the limits, so this cannot fail. */
-		fg_sliding_window_params_init(&window, pc->rate_count, pc->rate_period_ns,
-					      pc->rate_count, pc->bytes);
-		p->window_period_q = window.period_q;
-		p->window_shift = window.shift;
-	}
-	p->rate_count = pc->rate_count;
-	p->rate_period_ns = pc->rate_period_ns;
-	p->burst = pc->burst;
 	strncpy(p->name, pc->name, sizeof(p->name) - 1);
+	/* The validator's limits are inside params_init's, so a failure here
+	 * is a bug, not a config error; refuse rather than load nonsense. */
+	return compile_rate(pc, &p->params) ? -EINVAL : 0;
 }
 
 /* Does CIDR `outer` contain CIDR `inner`? */
@@ -170,20 +168,27 @@ static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_co
 
 /* Each CPU gets rate/ncpus with burst/ncpus: its interval is ncpus times
  * the configured one, and its tolerance (burst x interval) is unchanged. */
-static void compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
+static int compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
 {
-	struct fg_policy_conf pc = {
-		.rate_count = cfg->new_sources_count,
-		.rate_period_ns = cfg->new_sources_period_ns,
-		.burst = cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
-	};
+	const __u64 max_interval = ~0ULL - (1ULL << (FG_GCRA_FRAC_BITS - 1));
+	__u64 burst = cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count;
 	int ncpus = libbpf_num_possible_cpus();
 
 	memset(budget, 0, sizeof(*budget));
 	if (!cfg->new_sources_count)
-		return;
-	fg_policy_gcra(&pc, &budget->interval_fp, &budget->tolerance_ns);
-	budget->interval_fp *= ncpus > 0 ? (__u64)ncpus : 1;
+		return 0;
+	if (fg_gcra_params_init(&budget->gcra, cfg->new_sources_count, cfg->new_sources_period_ns,
+				burst, 0))
+		return -EINVAL;
+	if (ncpus < 1)
+		ncpus = 1;
+	/* A per-CPU interval past 2^48 ns (78 h; 1/h on more than 78 CPUs)
+	 * is clamped there, where cost_ns() still fits in 64 bits. */
+	if (budget->gcra.interval_fp > max_interval / (__u64)ncpus)
+		budget->gcra.interval_fp = max_interval;
+	else
+		budget->gcra.interval_fp *= (__u64)ncpus;
+	return 0;
 }
 
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
@@ -202,7 +207,8 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 		const struct fg_policy_conf *pc = &cfg->policies[i];
 		__u64 bit = 1ULL << i;
 
-		compile_policy(pc, &set->policies[i]);
+		if (compile_policy(pc, &set->policies[i]))
+			return -EINVAL;
 		if (pc->proto == 0) {
 			for (r = 0; r < 256; r++)
 				set->proto_match[r] |= bit;
@@ -221,7 +227,8 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 			set->src_restricted |= bit;
 	}
 	compile_access(cfg, slot, out);
-	compile_budget(cfg, &out->budget);
+	if (compile_budget(cfg, &out->budget))
+		return -EINVAL;
 	return compile_sources(cfg, slot, out);
 }
 
@@ -376,6 +383,139 @@ out:
 	free(to);
 	free(values);
 	return err;
+}
+
+/* The roundest number in [lo, hi] (most trailing decimal zeros). */
+static __u64 roundest(__u64 lo, __u64 hi)
+{
+	__u64 step = 10000000000000000000ULL, m;
+
+	for (; step > 1; step /= 10) {
+		m = lo % step ? lo + (step - lo % step) : lo;
+		if (m >= lo && m <= hi)
+			return m;
+	}
+	return lo;
+}
+
+/* The roundest COUNT whose interval over `period_ns` is `interval_fp`, or 0
+ * when there is none. The interval does not increase with COUNT, and
+ * COUNT is within a factor 1 +- 1/interval_fp of the estimate below. */
+static __u64 gcra_count(__u64 interval_fp, __u64 period_ns)
+{
+	__u64 estimate = (period_ns << FG_GCRA_FRAC_BITS) / interval_fp;
+	__u64 lo = estimate / 2 + 1, hi = 2 * estimate + 2, top = hi, mid, first;
+
+	if (!estimate)
+		return 0;
+	while (lo < hi) { /* the first COUNT with interval <= interval_fp */
+		mid = lo + (hi - lo) / 2;
+		if (fg_gcra_interval_fp(mid, period_ns) <= interval_fp)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (fg_gcra_interval_fp(lo, period_ns) != interval_fp)
+		return 0;
+	first = lo;
+	hi = top;
+	while (lo < hi) { /* the last COUNT with that interval */
+		mid = lo + (hi - lo + 1) / 2;
+		if (fg_gcra_interval_fp(mid, period_ns) == interval_fp)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return roundest(first, lo);
+}
+
+/* The roundest burst whose tolerance is `p`'s, or 0 when none. In packet
+ * mode tau is burst whole per-packet costs; in byte mode it does not
+ * decrease with burst, which is within a factor of two of the estimate. */
+static __u64 gcra_burst(const struct fg_gcra_params *p, int bytes)
+{
+	__u64 cost = fg_gcra_cost_ns(p->interval_fp, 1), lo, hi, top, mid, first;
+
+	if (!bytes)
+		return cost && p->tolerance_ns % cost == 0 ? p->tolerance_ns / cost : 0;
+	top = (__u64)(((unsigned __int128)p->tolerance_ns << FG_GCRA_FRAC_BITS) / p->interval_fp);
+	lo = top / 2 + 1;
+	hi = 2 * top + 2;
+	if (hi > (1ULL << 63) / ((p->interval_fp >> FG_GCRA_FRAC_BITS) + 1))
+		hi = (1ULL << 63) / ((p->interval_fp >> FG_GCRA_FRAC_BITS) + 1);
+	top = hi;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (fg_gcra_tolerance_ns(p->interval_fp, mid, bytes) >= p->tolerance_ns)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (fg_gcra_tolerance_ns(p->interval_fp, lo, bytes) != p->tolerance_ns)
+		return 0;
+	first = lo;
+	hi = top;
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (fg_gcra_tolerance_ns(p->interval_fp, mid, bytes) == p->tolerance_ns)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return roundest(first, lo);
+}
+
+static int gcra_rate(const struct fg_gcra_params *p, int bytes, struct fg_rate *out)
+{
+	/* the config's period units, preferred in this order; up to 24h */
+	static const __u64 units[] = {1000000000ULL, 60000000000ULL, 3600000000000ULL, 1000000ULL};
+	static const __u64 max_multiple[] = {59, 59, 24, 999};
+	__u64 n, count;
+	size_t u;
+
+	out->burst = gcra_burst(p, bytes);
+	for (n = 1; n <= 999; n++) {
+		for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+			if (n > max_multiple[u])
+				continue;
+			count = gcra_count(p->interval_fp, n * units[u]);
+			if (count) {
+				out->count = count;
+				out->period_ns = n * units[u];
+				return 0;
+			}
+		}
+	}
+	out->count = 1;
+	out->period_ns = fg_gcra_cost_ns(p->interval_fp, 1);
+	return -1;
+}
+
+int fg_policy_rate(const struct fg_policy *p, struct fg_rate *out)
+{
+	const union fg_rate_params *params = &p->params;
+
+	switch (p->algorithm) {
+	case FG_ALG_FIXED_WINDOW:
+		out->count = params->fixed_window.count;
+		out->period_ns = params->fixed_window.period_ns;
+		out->burst = out->count; /* a window admits exactly COUNT */
+		return 0;
+	case FG_ALG_SLIDING_WINDOW:
+		out->count = params->sliding_window.count;
+		out->period_ns = params->sliding_window.period_ns;
+		out->burst = out->count;
+		return 0;
+	case FG_ALG_SLIDING_LOG:
+		out->count = params->sliding_log.count;
+		out->period_ns = params->sliding_log.period_ns;
+		out->burst = out->count;
+		return 0;
+	case FG_ALG_LEAKY_BUCKET:
+		return gcra_rate(&params->leaky_bucket.gcra, p->flags & FG_POLICY_BYTES, out);
+	default:
+		return gcra_rate(&params->token_bucket, p->flags & FG_POLICY_BYTES, out);
+	}
 }
 
 bool fg_config_uses(const struct fg_config *cfg, __u8 algorithm)

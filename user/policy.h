@@ -64,7 +64,24 @@ bool fg_config_uses(const struct fg_config *cfg, __u8 algorithm);
 __u32 fg_windows_entries(const struct fg_config *cfg);
 __u32 fg_logs_entries(const struct fg_config *cfg);
 
-/* The GCRA interval and tolerance a policy compiles to. */
-void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *tolerance_ns);
+/* A policy's rate as a person reads it, derived from its params. */
+struct fg_rate {
+	__u64 count;	 /* COUNT of COUNT/PERIOD, packets or bytes */
+	__u64 period_ns; /* PERIOD */
+	__u64 burst;
+};
+
+/*
+ * Reads COUNT/PERIOD and burst back from a compiled policy's params. The
+ * window algorithms keep them as they are. A GCRA (token_bucket,
+ * leaky_bucket) keeps only T = PERIOD/COUNT and tau, so what comes back is
+ * an equal rate, not the config's text: the first of PERIOD = 1s, 1min, 1h,
+ * 1ms, then N ms/s/min/h, whose COUNT compiles to the same params, with
+ * the roundest such COUNT (10MB/s rather than the 10000003B/s that compiles
+ * the same), and the roundest burst that does. 5/10s reads 30/min; 7/3s,
+ * 140/min. Returns 0, or -1 when no such period exists (a rate not from a
+ * validated config): *out then holds COUNT/PERIOD of T alone (1/T ns).
+ */
+int fg_policy_rate(const struct fg_policy *p, struct fg_rate *out);
 
 #endif /* FG_POLICY_H */

@@ -15,6 +15,7 @@
 #include "loader.h"
 #include "log.h"
 #include "pinned.h"
+#include "policy.h"
 
 static const char *algorithm_name(__u8 algorithm)
 {
@@ -29,8 +30,9 @@ static const char *action_name(__u8 action)
 	return action == FG_ACTION_MONITOR ? "monitor" : "drop";
 }
 
-/* Formats COUNT/PERIOD back into the config's vocabulary. */
-static void format_rate(const struct fg_policy *p, char *buf, size_t size)
+/* Formats the policy's rate in the config's vocabulary; fg_policy_rate()
+ * says how it is derived from the params. */
+static void format_rate(const struct fg_rate *rate, int bytes, char *buf, size_t size)
 {
 	static const struct {
 		__u64 ns;
@@ -39,22 +41,22 @@ static void format_rate(const struct fg_policy *p, char *buf, size_t size)
 		     {60000000000ULL, "min"},
 		     {1000000000ULL, "s"},
 		     {1000000ULL, "ms"}};
-	const char *bytes = p->flags & FG_POLICY_BYTES ? "B" : "";
+	const char *unit_b = bytes ? "B" : "";
 	size_t i;
 
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (p->rate_period_ns % units[i].ns)
+		if (rate->period_ns % units[i].ns)
 			continue;
-		if (p->rate_period_ns == units[i].ns)
-			snprintf(buf, size, "%" PRIu64 "%s/%s", (uint64_t)p->rate_count, bytes,
+		if (rate->period_ns == units[i].ns)
+			snprintf(buf, size, "%" PRIu64 "%s/%s", (uint64_t)rate->count, unit_b,
 				 units[i].unit);
 		else
-			snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "%s", (uint64_t)p->rate_count,
-				 bytes, (uint64_t)(p->rate_period_ns / units[i].ns), units[i].unit);
+			snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "%s", (uint64_t)rate->count,
+				 unit_b, (uint64_t)(rate->period_ns / units[i].ns), units[i].unit);
 		return;
 	}
-	snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "ns", (uint64_t)p->rate_count, bytes,
-		 (uint64_t)p->rate_period_ns);
+	snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "ns", (uint64_t)rate->count, unit_b,
+		 (uint64_t)rate->period_ns);
 }
 
 static int read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set)
@@ -147,14 +149,16 @@ static int status_one(const char *ifname)
 	       "PER", "ACTION");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &set->policies[i];
+		struct fg_rate parsed;
 
-		format_rate(p, rate, sizeof(rate));
+		fg_policy_rate(p, &parsed);
+		format_rate(&parsed, p->flags & FG_POLICY_BYTES, rate, sizeof(rate));
 		if (p->key_kind == FG_KEY_GLOBAL)
 			snprintf(per, sizeof(per), "global");
 		else
 			snprintf(per, sizeof(per), "src/%u src/%u", p->prefix_v4, p->prefix_v6);
 		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-16s %s\n", p->name,
-		       algorithm_name(p->algorithm), rate, (uint64_t)p->burst, per,
+		       algorithm_name(p->algorithm), rate, (uint64_t)parsed.burst, per,
 		       action_name(p->action));
 	}
 	fg_pinned_close(&pinned);

@@ -839,13 +839,15 @@ static void test_leaky_bucket_params(void **state)
 	p = lb_params(1250000000ULL, SEC, 15001, 1);
 	assert_int_equal(p.gcra.interval_fp, 52429); /* 0.8 * 65536 = 52428.8 */
 	assert_int_equal(p.gcra.tolerance_ns, (15001ULL * 52429 + 32768) >> 16);
-	/* the slowest byte rate (8 B/s) with a burst near burst * T = 2^62 */
-	assert_int_equal(fg_leaky_bucket_params_init(&p, 8, SEC, 30000000000ULL, 1), 0);
-	assert_int_equal(p.gcra.tolerance_ns, 30000000000ULL * 125000000);
-	assert_int_equal(fg_leaky_bucket_params_init(&p, 8, SEC, 40000000000ULL, 1), -1);
-	/* the slowest packet rate, 1/24h: burst * T <= 2^62 as in check_refill() */
+	/* the slowest byte rate (8 B/s) with the validator's largest burst,
+	 * burst * T = 2^62 (check_refill()); params_init allows up to 2^63 */
+	assert_int_equal(fg_leaky_bucket_params_init(&p, 8, SEC, 36893488147ULL, 1), 0);
+	assert_int_equal(p.gcra.tolerance_ns, 36893488147ULL * 125000000);
+	assert_int_equal(fg_leaky_bucket_params_init(&p, 8, SEC, 80000000000ULL, 1), -1);
+	/* the slowest packet rate, 1/24h: 2^62 / T = 53375, 2^63 / T = 106751 */
 	assert_int_equal(fg_leaky_bucket_params_init(&p, 1, DAY, 53375, 0), 0);
-	assert_int_equal(fg_leaky_bucket_params_init(&p, 1, DAY, 53376, 0), -1);
+	assert_int_equal(fg_leaky_bucket_params_init(&p, 1, DAY, 106751, 0), 0);
+	assert_int_equal(fg_leaky_bucket_params_init(&p, 1, DAY, 106752, 0), -1);
 	/* ... which in byte mode would overflow cost * interval_fp */
 	assert_int_equal(fg_leaky_bucket_params_init(&p, 1, DAY, 1, 1), -1);
 	assert_int_equal(fg_leaky_bucket_params_init(&p, 0, SEC, 1, 0), -1);
