@@ -7,7 +7,10 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include <cmocka.h>
 
 #include "config.h"
@@ -358,6 +361,83 @@ static void test_window_rates_read_back_as_they_are(void **state)
 	assert_int_equal(got.burst, 128);
 }
 
+/* compile_policy() and compile_budget() fill each algorithm's params with
+ * that algorithm's params_init, from the parsed config; the validator's
+ * extreme corners (1/24h with burst * T = 2^62, the slowest byte rate with
+ * its largest burst, the fastest rates) compile. */
+static void test_compile_fills_each_algorithms_params(void **state)
+{
+	static const char text[] =
+		"new_sources = 300/ms\nnew_sources_burst = 7\n"
+		"[policy tb]\nmatch = any\nrate = 10/s\nburst = 5\n"
+		"[policy fw]\nmatch = any\nrate = 5/250ms\nalgorithm = fixed_window\n"
+		"[policy sw]\nmatch = any\nrate = 4000000000B/24h\n"
+		"algorithm = sliding_window\n"
+		"[policy sl]\nmatch = any\nrate = 128/90s\nalgorithm = sliding_log\n"
+		"[policy lb]\nmatch = any\nrate = 3/s\nalgorithm = leaky_bucket\n"
+		"[policy slowest]\nmatch = any\nrate = 1/24h\nburst = 53375\n"
+		"[policy slowbytes]\nmatch = any\nrate = 8B/s\nburst = 36893488147B\n"
+		"[policy fastest]\nmatch = any\nrate = 1000000000/s\n"
+		"[policy fastbytes]\nmatch = any\nrate = 1000GB/s\nburst = 1500GB\n";
+	struct fg_compiled *out = calloc(1, sizeof(*out));
+	const struct fg_policy *p;
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	union fg_rate_params want;
+	struct fg_gcra_params budget;
+	int ncpus = libbpf_num_possible_cpus(), i;
+
+	(void)state;
+	assert_non_null(out);
+	assert_non_null(cfg);
+	assert_int_equal(fg_config_parse_string("t.conf", text, cfg, stderr), 0);
+	assert_int_equal(fg_policy_compile(cfg, 0, out), 0);
+	p = out->set.policies;
+	for (i = 0; i < 9; i++) {
+		const struct fg_policy_conf *pc = &cfg->policies[i];
+
+		memset(&want, 0, sizeof(want));
+		assert_int_equal(p[i].algorithm, pc->algorithm);
+		switch (pc->algorithm) {
+		case FG_ALG_FIXED_WINDOW:
+			assert_int_equal(fg_fixed_window_params_init(
+						 &want.fixed_window, pc->rate_count,
+						 pc->rate_period_ns, pc->burst, pc->bytes),
+					 0);
+			break;
+		case FG_ALG_SLIDING_WINDOW:
+			assert_int_equal(fg_sliding_window_params_init(
+						 &want.sliding_window, pc->rate_count,
+						 pc->rate_period_ns, pc->burst, pc->bytes),
+					 0);
+			break;
+		case FG_ALG_SLIDING_LOG:
+			assert_int_equal(fg_sliding_log_params_init(
+						 &want.sliding_log, pc->rate_count,
+						 pc->rate_period_ns, pc->burst, pc->bytes),
+					 0);
+			break;
+		default:
+			assert_int_equal(fg_gcra_params_init(&want.token_bucket, pc->rate_count,
+							     pc->rate_period_ns, pc->burst,
+							     pc->bytes),
+					 0);
+		}
+		assert_memory_equal(&p[i].params, &want, sizeof(want));
+	}
+	assert_int_equal(p[0].params.token_bucket.interval_fp, 100 * MS << FG_GCRA_FRAC_BITS);
+	assert_int_equal(p[0].params.token_bucket.tolerance_ns, 500 * MS);
+	/* 4e9 x ((86400e9 >> shift) + 1) < 2^64 first at shift 15 */
+	assert_int_equal(p[2].params.sliding_window.shift, 15);
+	assert_int_equal(p[4].params.leaky_bucket.gcra.tolerance_ns, 333333333);
+	assert_int_equal(p[6].params.token_bucket.tolerance_ns, 36893488147ULL * 125000000);
+	/* the budget: 300/ms burst 7, each CPU at 1/ncpus of the rate */
+	assert_int_equal(fg_gcra_params_init(&budget, 300, MS, 7, 0), 0);
+	assert_int_equal(out->budget.gcra.interval_fp, budget.interval_fp * (__u64)ncpus);
+	assert_int_equal(out->budget.gcra.tolerance_ns, budget.tolerance_ns);
+	free(out);
+	free(cfg);
+}
+
 static void test_lowest_bit(void **state)
 {
 	int i;
@@ -384,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_rate_read_back),
 		cmocka_unit_test(test_rate_read_back_compiles_the_same),
 		cmocka_unit_test(test_window_rates_read_back_as_they_are),
+		cmocka_unit_test(test_compile_fills_each_algorithms_params),
 		cmocka_unit_test(test_lowest_bit),
 	};
 
