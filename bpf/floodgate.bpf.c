@@ -496,13 +496,16 @@ static __always_inline void fg_make_key(const struct fg_policy *policy, const st
 static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 state, __u64 now,
 					  __u64 cost, __u64 *new_state)
 {
+	const struct fg_gcra_params *gcra;
+
 	if (policy->algorithm == FG_ALG_FIXED_WINDOW)
 		return fg_fixed_window_admit(&policy->params.fixed_window, state, now, cost,
 					     new_state);
-	if (policy->algorithm == FG_ALG_LEAKY_BUCKET)
-		return fg_leaky_bucket_admit(&policy->params.leaky_bucket, state, now, cost,
-					     new_state);
-	return fg_gcra_admit(&policy->params.token_bucket, state, now, cost, new_state);
+	/* leaky_bucket is GCRA too (fg_leaky_bucket_admit is fg_gcra_admit);
+	 * both params sit at the same address, so this select costs nothing. */
+	gcra = policy->algorithm == FG_ALG_LEAKY_BUCKET ? &policy->params.leaky_bucket.gcra
+							: &policy->params.token_bucket;
+	return fg_gcra_admit(gcra, state, now, cost, new_state);
 }
 
 /* Returned by a charge when the key has no state and the new-source budget
