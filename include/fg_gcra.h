@@ -27,7 +27,7 @@
 #include "floodgate.h"
 
 /* Cost of `cost` units in ns, rounded to the nearest ns. cost <= FG_MAX_COST
- * and the config validator keeps interval_fp small enough that the product
+ * and fg_gcra_params_init() keeps interval_fp small enough that the product
  * does not overflow. */
 static inline __u64 fg_gcra_cost_ns(__u64 interval_fp, __u64 cost)
 {

@@ -77,7 +77,7 @@ struct fg_rate {
  * leaky_bucket) keeps only T = PERIOD/COUNT and tau, so what comes back is
  * an equal rate, not the config's text: the first of PERIOD = 1s, 1min, 1h,
  * 1ms, then N ms/s/min/h, whose COUNT compiles to the same params, with
- * the roundest such COUNT (10MB/s rather than the 10000003B/s that compiles
+ * the roundest such COUNT (1000000000B/s, not the 1000000007B/s that compiles
  * the same), and the roundest burst that does. 5/10s reads 30/min; 7/3s,
  * 140/min. Returns 0, or -1 when no such period exists (a rate not from a
  * validated config): *out then holds COUNT/PERIOD of T alone (1/T ns).
