@@ -173,10 +173,17 @@ static int compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
 	const __u64 max_interval = ~0ULL - (1ULL << (FG_GCRA_FRAC_BITS - 1));
 	__u64 burst = cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count;
 	int ncpus = libbpf_num_possible_cpus();
+	__u64 per_source;
 
 	memset(budget, 0, sizeof(*budget));
 	if (!cfg->new_sources_count)
 		return 0;
+	/* The validator bounds new_sources_burst but not burst x T (1/h with
+	 * burst 1e9 is 114,000 years of credit): past 2^62 ns it is capped. */
+	per_source = fg_gcra_cost_ns(
+		fg_gcra_interval_fp(cfg->new_sources_count, cfg->new_sources_period_ns), 1);
+	if (per_source && burst > (1ULL << 62) / per_source)
+		burst = (1ULL << 62) / per_source;
 	if (fg_gcra_params_init(&budget->gcra, cfg->new_sources_count, cfg->new_sources_period_ns,
 				burst, 0))
 		return -EINVAL;

@@ -434,6 +434,16 @@ static void test_compile_fills_each_algorithms_params(void **state)
 	assert_int_equal(fg_gcra_params_init(&budget, 300, MS, 7, 0), 0);
 	assert_int_equal(out->budget.gcra.interval_fp, budget.interval_fp * (__u64)ncpus);
 	assert_int_equal(out->budget.gcra.tolerance_ns, budget.tolerance_ns);
+	/* new_sources = 1/h with burst 1e9: the credit is capped at 2^62 ns */
+	assert_int_equal(
+		fg_config_parse_string("t.conf",
+				       "new_sources = 1/h\nnew_sources_burst = 1000000000\n"
+				       "[policy p]\nmatch = any\nrate = 1/s\n",
+				       cfg, stderr),
+		0);
+	assert_int_equal(fg_policy_compile(cfg, 0, out), 0);
+	assert_int_equal(out->budget.gcra.tolerance_ns,
+			 (1ULL << 62) / 3600000000000ULL * 3600000000000ULL);
 	free(out);
 	free(cfg);
 }
