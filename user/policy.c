@@ -9,6 +9,17 @@
 #include "fg_gcra.h"
 #include "policy.h"
 
+__u32 fg_policy_id(const char *name)
+{
+	__u32 h = 2166136261U;
+
+	for (; *name; name++) {
+		h ^= (unsigned char)*name;
+		h *= 16777619U;
+	}
+	return h;
+}
+
 void fg_policy_gcra(const struct fg_policy_conf *pc, __u64 *interval_fp, __u64 *tolerance_ns)
 {
 	unsigned __int128 scaled = (unsigned __int128)pc->rate_period_ns << FG_GCRA_FRAC_BITS;

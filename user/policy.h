@@ -9,6 +9,9 @@
 
 #include "config.h"
 
+/* Stable policy id: 32-bit FNV-1a of the name. */
+__u32 fg_policy_id(const char *name);
+
 struct fg_src_entry {
 	struct fg_src_lpm_key key;
 	__u64 mask;
