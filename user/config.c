@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The config parser: one pass over the lines, one error at most.
+ * The config grammar: one pass over the lines, one error at most. The values
+ * themselves (numbers, units, rates, durations, ports, CIDRs) are parsed by
+ * values.c; this file knows where they go and words the FILE:LINE messages.
  *
  * Every value is checked as soon as its line is read, except for what needs
  * another key of the same policy: burst needs the rate (a byte rate makes
@@ -10,10 +12,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "config.h"
@@ -43,7 +43,6 @@ const char fg_default_config[] = "# floodgate built-in policy (floodgate load IF
 				 "burst = 20000\n";
 
 #define MAX_SOURCES_LIMIT	 16777216U
-#define NS_PER_S		 FG_NS_PER_S
 #define MAX_BYTE_BURST		 (FG_MAX_BURST * 1500)
 #define REFILL_LIMIT_NS		 (1ULL << 62)
 #define LEAKY_DEFAULT_BYTE_DEPTH 1514ULL
@@ -1058,7 +1057,7 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	cfg->malformed = FG_VERDICT_DROP;
 	cfg->table_full = FG_VERDICT_PASS;
 	cfg->new_sources_count = FG_DEFAULT_NEW_SOURCES;
-	cfg->new_sources_period_ns = NS_PER_S;
+	cfg->new_sources_period_ns = FG_NS_PER_S;
 
 	for (s = copy; *s && !ret;) {
 		char *nl = strchr(s, '\n');
