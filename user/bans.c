@@ -15,8 +15,7 @@
 #include "loader.h"
 #include "log.h"
 #include "pinned.h"
-
-#define NS_PER_S 1000000000ULL
+#include "values.h"
 
 /* The clock of bpf_ktime_get_ns(). */
 static __u64 monotonic_ns(void)
@@ -24,7 +23,7 @@ static __u64 monotonic_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NS_PER_S + ts.tv_nsec;
+	return (__u64)ts.tv_sec * FG_NS_PER_S + ts.tv_nsec;
 }
 
 static struct fg_src_lpm_key ban_key(const struct fg_cidr *cidr)
@@ -50,13 +49,19 @@ static int open_for_bans(const char *ifname, struct fg_pinned *pinned)
 
 static int parse_target(const char *text, struct fg_cidr *cidr)
 {
-	if (fg_parse_cidr(text, cidr)) {
+	struct fg_value_error err;
+
+	if (!fg_parse_cidr_len(text, strlen(text), cidr, &err))
+		return FG_EXIT_OK;
+	if (err.fault == FG_HOST_BITS)
+		pr_warn("Error: '%s' has host bits set (expected a network address such as "
+			"%s/%u)\n",
+			text, err.network, cidr->prefix_len);
+	else
 		pr_warn("Error: bad address '%s' (expected ADDR or ADDR/LEN with the host bits "
 			"clear, such as 192.0.2.7, 10.0.0.0/24 or 2001:db8::/64)\n",
 			text);
-		return FG_EXIT_USAGE;
-	}
-	return FG_EXIT_OK;
+	return FG_EXIT_USAGE;
 }
 
 int fg_cmd_ban(const char *ifname, const char *target, const char *duration)

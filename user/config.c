@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The config parser: one pass over the lines, one error at most.
+ * The config grammar: one pass over the lines, one error at most. The values
+ * themselves (numbers, units, rates, durations, ports, CIDRs) are parsed by
+ * values.c; this file knows where they go and words the FILE:LINE messages.
  *
  * Every value is checked as soon as its line is read, except for what needs
  * another key of the same policy: burst needs the rate (a byte rate makes
@@ -10,10 +12,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "config.h"
@@ -43,7 +43,6 @@ const char fg_default_config[] = "# floodgate built-in policy (floodgate load IF
 				 "burst = 20000\n";
 
 #define MAX_SOURCES_LIMIT	 16777216U
-#define NS_PER_S		 1000000000ULL
 #define MAX_BYTE_BURST		 (FG_MAX_BURST * 1500)
 #define REFILL_LIMIT_NS		 (1ULL << 62)
 #define LEAKY_DEFAULT_BYTE_DEPTH 1514ULL
@@ -90,35 +89,6 @@ static const char *const policy_keys[P_N] = {
 	"interface, hook, xdp_mode, max_sources, malformed, on_table_full, new_sources, "          \
 	"new_sources_burst, clock"
 #define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
-#define BYTE_UNIT_LIST	"B, kB, MB, GB, KiB, MiB, GiB, bit, kbit, mbit or gbit"
-
-struct unit {
-	const char *name;
-	__u64 mult; /* bytes (or bits), or ns for a period */
-	bool bits;  /* mult counts bits: divide by 8 */
-};
-
-static const struct unit byte_units[] = {
-	{"B", 1, false},
-	{"kB", 1000ULL, false},
-	{"MB", 1000000ULL, false},
-	{"GB", 1000000000ULL, false},
-	{"KiB", 1ULL << 10, false},
-	{"MiB", 1ULL << 20, false},
-	{"GiB", 1ULL << 30, false},
-	{"bit", 1, true},
-	{"kbit", 1000ULL, true},
-	{"mbit", 1000000ULL, true},
-	{"gbit", 1000000000ULL, true},
-};
-
-static const struct unit period_units[] = {
-	{"ms", 1000000ULL, false},
-	{"s", NS_PER_S, false},
-	{"min", 60 * NS_PER_S, false},
-	{"h", 3600 * NS_PER_S, false},
-};
-
 struct parser {
 	const char *source;
 	FILE *err;
@@ -136,8 +106,7 @@ struct parser {
 	const char *rate_text;
 	/* burst as written, until the rate says packets or bytes */
 	const char *burst_text;
-	unsigned __int128 burst_value; /* in bytes when burst_unit is set */
-	const struct unit *burst_unit; /* NULL: a bare number */
+	struct fg_amount burst; /* bytes when burst.bytes */
 };
 
 static int __attribute__((format(printf, 3, 4)))
@@ -183,55 +152,6 @@ static bool next_token(const char **cursor, const char *seps, const char **tok, 
 static bool token_is(const char *tok, int len, const char *word)
 {
 	return (size_t)len == strlen(word) && memcmp(tok, word, len) == 0;
-}
-
-/* Splits "123kB" or "123 kB" into the number and what follows it. Returns 0,
- * -ENOENT when there is no leading digit, -ERANGE when it overflows. */
-static int split_number(const char *s, size_t len, __u64 *n, const char **rest, size_t *rest_len)
-{
-	__u64 v = 0;
-	size_t i;
-
-	if (len == 0 || !isdigit((unsigned char)s[0]))
-		return -ENOENT;
-	for (i = 0; i < len && isdigit((unsigned char)s[i]); i++) {
-		unsigned int d = (unsigned int)(s[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -ERANGE;
-		v = v * 10 + d;
-	}
-	while (i < len && isspace((unsigned char)s[i]))
-		i++;
-	*n = v;
-	*rest = s + i;
-	*rest_len = len - i;
-	return 0;
-}
-
-/* A whole token that must be a plain decimal number no larger than `max`.
- * Returns 0, -ENOENT when it is not a number, -ERANGE when it is too large. */
-static int parse_uint(const char *s, size_t len, __u64 max, __u64 *out)
-{
-	const char *rest;
-	size_t rest_len;
-	int ret = split_number(s, len, out, &rest, &rest_len);
-
-	if (ret)
-		return ret;
-	if (rest_len)
-		return -ENOENT;
-	return *out > max ? -ERANGE : 0;
-}
-
-static const struct unit *find_unit(const struct unit *units, size_t n, const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (strlen(units[i].name) == len && memcmp(units[i].name, s, len) == 0)
-			return &units[i];
-	return NULL;
 }
 
 static int find_key(const char *const *keys, int n, const char *key)
@@ -283,23 +203,16 @@ static int parse_interface(struct parser *p, const char *v)
 /* new_sources = off | COUNT/UNIT (UNIT: ms, s, min, h) */
 static int parse_new_sources(struct parser *p, const char *v)
 {
-	const char *slash = strchr(v, '/');
-	const struct unit *u = NULL;
-	__u64 n;
-
 	if (strcmp(v, "off") == 0) {
 		p->cfg->new_sources_count = 0;
 		return 0;
 	}
-	if (slash)
-		u = find_unit(period_units, ARRAY_SIZE(period_units), slash + 1, strlen(slash + 1));
-	if (!u || parse_uint(v, slash - v, FG_MAX_PACKET_RATE_PER_S, &n) || n == 0)
+	if (fg_parse_event_rate(v, FG_MAX_PACKET_RATE_PER_S, &p->cfg->new_sources_count,
+				&p->cfg->new_sources_period_ns))
 		return fail(p, p->line,
 			    "bad new_sources '%s' (expected off, or a rate of new sources such "
 			    "as 50000/s)",
 			    v);
-	p->cfg->new_sources_count = n;
-	p->cfg->new_sources_period_ns = u->mult;
 	return 0;
 }
 
@@ -340,7 +253,7 @@ static int global_key(struct parser *p, const char *key, const char *v)
 		return parse_choice(p, key, v, modes, mode_values, "native or generic",
 				    &cfg->xdp_mode);
 	case G_MAX_SOURCES:
-		if (parse_uint(v, strlen(v), MAX_SOURCES_LIMIT, &n) || n == 0)
+		if (fg_parse_uint(v, strlen(v), MAX_SOURCES_LIMIT, &n) || n == 0)
 			return fail(p, p->line, "bad max_sources '%s' (expected 1..%u)", v,
 				    MAX_SOURCES_LIMIT);
 		cfg->max_sources = (__u32)n;
@@ -359,7 +272,7 @@ static int global_key(struct parser *p, const char *key, const char *v)
 		cfg->coarse_clock = v[0] == 'c';
 		return 0;
 	case G_NEW_SOURCES_BURST:
-		if (parse_uint(v, strlen(v), FG_MAX_BURST, &n) || n == 0)
+		if (fg_parse_uint(v, strlen(v), FG_MAX_BURST, &n) || n == 0)
 			return fail(p, p->line, "bad new_sources_burst '%s' (expected 1..%llu)", v,
 				    FG_MAX_BURST);
 		cfg->new_sources_burst = n;
@@ -370,52 +283,31 @@ static int global_key(struct parser *p, const char *key, const char *v)
 
 /* --- match ----------------------------------------------------------------- */
 
-static int parse_port(struct parser *p, const char *s, size_t len, const char *range, int range_len,
-		      __u16 *out)
-{
-	__u64 n;
-	int ret = parse_uint(s, len, 65535, &n);
-
-	if (ret == -ERANGE)
-		return fail(p, p->line, "port %.*s out of range in '%.*s' (expected 0..65535)",
-			    (int)len, s, range_len, range);
-	if (ret)
-		return fail(p, p->line,
-			    "bad port '%.*s' in dport list (expected PORT or LO-HI such as 22 or "
-			    "8000-8080)",
-			    range_len, range);
-	*out = (__u16)n;
-	return 0;
-}
-
 /* One port or range of a dport/sport list. */
 static int parse_port_token(struct parser *p, const char *tok, int len, const char *what,
 			    struct fg_port_range *ranges, unsigned int *n)
 {
-	const char *dash = memchr(tok, '-', len);
-	struct fg_port_range r;
-	int ret;
+	struct fg_value_error e;
 
 	if (*n == FG_MAX_PORT_RANGES)
 		return fail(p, p->line,
 			    "too many ports in %s list (expected at most %d ports or ranges)", what,
 			    FG_MAX_PORT_RANGES);
-	if (dash) {
-		ret = parse_port(p, tok, dash - tok, tok, len, &r.lo);
-		if (!ret)
-			ret = parse_port(p, dash + 1, tok + len - dash - 1, tok, len, &r.hi);
-	} else {
-		ret = parse_port(p, tok, len, tok, len, &r.lo);
-		r.hi = r.lo;
+	if (!fg_parse_port_range(tok, len, &ranges[*n], &e)) {
+		(*n)++;
+		return 0;
 	}
-	if (ret)
-		return ret;
-	if (r.lo > r.hi)
+	if (e.fault == FG_PORT_RANGE)
+		return fail(p, p->line, "port %.*s out of range in '%.*s' (expected 0..65535)",
+			    (int)e.at_len, e.at, len, tok);
+	if (e.fault == FG_PORTS_REVERSED)
 		return fail(p, p->line,
 			    "port range '%.*s' is out of order (expected LO-HI with LO <= HI)", len,
 			    tok);
-	ranges[(*n)++] = r;
-	return 0;
+	return fail(p, p->line,
+		    "bad port '%.*s' in dport list (expected PORT or LO-HI such as 22 or "
+		    "8000-8080)",
+		    len, tok);
 }
 
 static int parse_match(struct parser *p, const char *v)
@@ -501,75 +393,33 @@ static int parse_match(struct parser *p, const char *v)
 
 /* --- src ------------------------------------------------------------------- */
 
-/* Byte `i` of the netmask of a `prefix`-bit prefix. */
-static __u8 prefix_byte_mask(unsigned int prefix, int i)
-{
-	unsigned int bits = prefix > (unsigned int)i * 8 ? prefix - (unsigned int)i * 8 : 0;
-
-	return bits >= 8 ? 0xff : (__u8)(0xff << (8 - bits));
-}
-
 static int parse_cidr(struct parser *p, const char *tok, int len, struct fg_cidr *c)
 {
-	char addr[INET6_ADDRSTRLEN + 1], masked[INET6_ADDRSTRLEN];
-	__u8 net[16] = {0};
-	const char *slash = memchr(tok, '/', len);
-	int addr_len = slash ? (int)(slash - tok) : len;
-	int af, max_prefix, bytes, i;
-	__u64 prefix;
+	struct fg_value_error e;
+	int max_prefix;
 
-	memset(c, 0, sizeof(*c));
-	if (addr_len == 0 || addr_len >= (int)sizeof(addr))
-		goto bad_address;
-	memcpy(addr, tok, addr_len);
-	addr[addr_len] = '\0';
-	if (strchr(addr, ':')) {
-		af = AF_INET6;
-		c->family = FG_FAMILY_IPV6;
-		max_prefix = 128;
-	} else {
-		af = AF_INET;
-		c->family = FG_FAMILY_IPV4;
-		max_prefix = 32;
-	}
-	if (inet_pton(af, addr, c->addr) != 1)
-		goto bad_address;
-	bytes = max_prefix / 8;
-
-	if (slash) {
-		const char *s = slash + 1;
-		size_t n = tok + len - s;
-		int ret = parse_uint(s, n, (__u64)max_prefix, &prefix);
-
-		if (ret == -ERANGE)
-			return fail(p, p->line,
-				    "bad prefix length %.*s in '%.*s' (expected /0..%d for IPv%d)",
-				    (int)n, s, len, tok, max_prefix, c->family);
-		if (ret)
-			return fail(
-				p, p->line,
-				"bad prefix length '%.*s' in '%.*s' (expected /0..%d for IPv%d)",
-				(int)n, s, len, tok, max_prefix, c->family);
-	} else {
-		prefix = (__u64)max_prefix;
-	}
-	c->prefix_len = (__u8)prefix;
-
-	for (i = 0; i < bytes; i++)
-		net[i] = c->addr[i] & prefix_byte_mask((unsigned int)prefix, i);
-	if (memcmp(net, c->addr, bytes) != 0) {
-		inet_ntop(af, net, masked, sizeof(masked));
+	if (!fg_parse_cidr_len(tok, (size_t)len, c, &e))
+		return 0;
+	max_prefix = c->family == FG_FAMILY_IPV6 ? 128 : 32;
+	switch (e.fault) {
+	case FG_PREFIX_RANGE:
+		return fail(p, p->line,
+			    "bad prefix length %.*s in '%.*s' (expected /0..%d for IPv%d)",
+			    (int)e.at_len, e.at, len, tok, max_prefix, c->family);
+	case FG_BAD_PREFIX:
+		return fail(p, p->line,
+			    "bad prefix length '%.*s' in '%.*s' (expected /0..%d for IPv%d)",
+			    (int)e.at_len, e.at, len, tok, max_prefix, c->family);
+	case FG_HOST_BITS:
 		return fail(p, p->line,
 			    "%.*s: host bits set (expected a network address such as %s/%u)", len,
-			    tok, masked, (unsigned int)prefix);
+			    tok, e.network, (unsigned int)c->prefix_len);
+	default:
+		return fail(p, p->line,
+			    "bad address '%.*s' in src (expected an IPv4 or IPv6 address or "
+			    "network such as 10.0.0.0/8 or 2001:db8::/32)",
+			    len, tok);
 	}
-	return 0;
-
-bad_address:
-	return fail(p, p->line,
-		    "bad address '%.*s' in src (expected an IPv4 or IPv6 address or network such "
-		    "as 10.0.0.0/8 or 2001:db8::/32)",
-		    len, tok);
 }
 
 static int parse_src(struct parser *p, const char *v)
@@ -592,34 +442,6 @@ static int parse_src(struct parser *p, const char *v)
 		return fail(p, p->line,
 			    "src without networks (expected e.g. src = 10.0.0.0/8, 2001:db8::/32)");
 	return 0;
-}
-
-/* A duration: a whole number and ms, s, m or min, h or d: 10m, 24h. */
-int fg_parse_duration(const char *v, __u64 *ns)
-{
-	static const struct unit units[] = {
-		{"ms", 1000000ULL, false},     {"s", NS_PER_S, false},
-		{"m", 60 * NS_PER_S, false},   {"min", 60 * NS_PER_S, false},
-		{"h", 3600 * NS_PER_S, false}, {"d", 86400 * NS_PER_S, false},
-	};
-	const struct unit *u;
-	const char *rest;
-	size_t rest_len;
-	__u64 n;
-
-	if (split_number(v, strlen(v), &n, &rest, &rest_len) || n == 0 ||
-	    !(u = find_unit(units, ARRAY_SIZE(units), rest, rest_len)) ||
-	    n > FG_MAX_BAN_NS / u->mult)
-		return -EINVAL;
-	*ns = n * u->mult;
-	return 0;
-}
-
-int fg_parse_cidr(const char *text, struct fg_cidr *out)
-{
-	struct parser p = {.source = "", .err = NULL};
-
-	return parse_cidr(&p, text, (int)strlen(text), out);
 }
 
 static int parse_duration(struct parser *p, const char *what, const char *v, __u64 *ns)
@@ -696,7 +518,7 @@ static int parse_per(struct parser *p, const char *v)
 				"too many prefixes in per '%s' (expected at most one IPv4 and one "
 				"IPv6 prefix, such as src/32 src/64)",
 				v);
-		ret = parse_uint(tok + 4, len - 4, 128, &x);
+		ret = fg_parse_uint(tok + 4, len - 4, 128, &x);
 		if (ret == -ENOENT)
 			return fail(p, p->line,
 				    "bad prefix length in '%.*s' (expected src/0..32 for IPv4 or "
@@ -772,154 +594,111 @@ static int resolve_burst(struct parser *p)
 	struct fg_policy_conf *pol = p->pol;
 	int line = p->policy_line[P_BURST];
 
-	if (!pol->bytes && p->burst_unit)
+	if (!pol->bytes && p->burst.bytes)
 		return fail(p, line,
 			    "burst '%s' is in bytes but rate '%s' counts packets (expected a "
 			    "packet count such as burst = 20, or a byte rate such as 10MB/s)",
 			    p->burst_text, p->rate_text);
-	if (pol->bytes && p->burst_value > MAX_BYTE_BURST)
+	if (pol->bytes && p->burst.value > MAX_BYTE_BURST)
 		return fail(p, line, "burst '%s' is too large (expected 1..%llu bytes)",
 			    p->burst_text, (unsigned long long)MAX_BYTE_BURST);
-	if (!pol->bytes && p->burst_value > FG_MAX_BURST)
+	if (!pol->bytes && p->burst.value > FG_MAX_BURST)
 		return fail(p, line, "burst '%s' is too large (expected 1..%llu packets)",
 			    p->burst_text, (unsigned long long)FG_MAX_BURST);
-	pol->burst = (__u64)p->burst_value;
+	pol->burst = (__u64)p->burst.value;
 	return check_refill(p, line);
 }
 
-static int parse_rate(struct parser *p, char *v)
+/* The message for a rate that fg_parse_rate refused. */
+static int bad_rate(struct parser *p, const char *v, const struct fg_rate *rate,
+		    const struct fg_value_error *e)
 {
 	static const char expected[] = "COUNT/PERIOD such as 100/s, 1000/10s, 5/250ms or 10MB/s";
-	struct fg_policy_conf *pol = p->pol;
-	char *slash = strchr(v, '/');
-	const char *count_s, *period_s, *unit;
-	size_t count_len, period_len, unit_len;
-	const struct unit *u = NULL;
-	unsigned __int128 count, period, per_s;
-	__u64 n;
-	int ret;
 
-	p->rate_text = v;
-	if (!slash)
-		return fail(p, p->line, "bad rate '%s' (expected %s)", v, expected);
-
-	count_s = v;
-	count_len = slash - v;
-	while (count_len && isspace((unsigned char)count_s[count_len - 1]))
-		count_len--;
-	period_s = slash + 1;
-	while (isspace((unsigned char)*period_s))
-		period_s++;
-	period_len = strlen(period_s);
-
-	ret = split_number(count_s, count_len, &n, &unit, &unit_len);
-	if (ret == -ERANGE)
+	switch (e->fault) {
+	case FG_TOO_LARGE:
 		return fail(p, p->line, "rate count in '%s' is too large (expected %s)", v,
 			    expected);
-	if (ret)
-		return fail(p, p->line, "bad rate '%s' (expected %s)", v, expected);
-	count = n;
-	pol->bytes = unit_len > 0;
-	if (pol->bytes) {
-		u = find_unit(byte_units, ARRAY_SIZE(byte_units), unit, unit_len);
-		if (!u)
-			return bad_unit(p, "rate", v, unit, unit_len,
-					"packets as a bare number, or bytes in " BYTE_UNIT_LIST);
-	}
-	if (n == 0)
+	case FG_BAD_UNIT:
+		return bad_unit(p, "rate", v, e->at, e->at_len,
+				"packets as a bare number, or bytes in " FG_BYTE_UNIT_LIST);
+	case FG_ZERO:
 		return fail(p, p->line,
 			    "rate '%s' has a zero count (expected a count of at least 1)", v);
-	if (pol->bytes) {
-		count *= u->mult;
-		if (u->bits) {
-			if (count % 8)
-				return fail(p, p->line,
-					    "rate '%s' is not a whole number of bytes (expected a "
-					    "multiple of 8 bits)",
-					    v);
-			count /= 8;
-		}
-	}
-
-	if (period_len && isdigit((unsigned char)*period_s)) {
-		ret = split_number(period_s, period_len, &n, &unit, &unit_len);
-		if (ret)
-			return fail(p, p->line,
-				    "rate period in '%s' is too long (expected 1ms..24h)", v);
-	} else {
-		n = 1;
-		unit = period_s;
-		unit_len = period_len;
-	}
-	u = find_unit(period_units, ARRAY_SIZE(period_units), unit, unit_len);
-	if (!u)
-		return bad_unit(p, "rate", v, unit, unit_len,
+	case FG_NOT_WHOLE_BYTES:
+		return fail(p, p->line,
+			    "rate '%s' is not a whole number of bytes (expected a multiple of 8 "
+			    "bits)",
+			    v);
+	case FG_PERIOD_TOO_LONG:
+		return fail(p, p->line, "rate period in '%s' is too long (expected 1ms..24h)", v);
+	case FG_BAD_PERIOD_UNIT:
+		return bad_unit(p, "rate", v, e->at, e->at_len,
 				"a period of ms, s, min or h, optionally preceded by a number as "
 				"in 10s");
-	period = (unsigned __int128)n * u->mult;
-	if (period < FG_MIN_PERIOD_NS || period > FG_MAX_PERIOD_NS)
+	case FG_PERIOD_RANGE:
 		return fail(p, p->line, "rate period in '%s' is out of range (expected 1ms..24h)",
 			    v);
-
-	/* count / period in units per second, compared without dividing */
-	per_s = count * NS_PER_S;
-	if (!pol->bytes && per_s > (unsigned __int128)FG_MAX_PACKET_RATE_PER_S * period)
+	case FG_RATE_TOO_HIGH:
+		if (rate->bytes)
+			return fail(p, p->line,
+				    "rate '%s' is too high (expected at most %llu bytes/s)", v,
+				    (unsigned long long)FG_MAX_BYTE_RATE_PER_S);
 		return fail(p, p->line, "rate '%s' is too high (expected at most %llu packets/s)",
 			    v, (unsigned long long)FG_MAX_PACKET_RATE_PER_S);
-	if (pol->bytes && per_s > (unsigned __int128)FG_MAX_BYTE_RATE_PER_S * period)
-		return fail(p, p->line, "rate '%s' is too high (expected at most %llu bytes/s)", v,
-			    (unsigned long long)FG_MAX_BYTE_RATE_PER_S);
-	if (pol->bytes && per_s < (unsigned __int128)FG_MIN_BYTE_RATE_PER_S * period)
+	case FG_RATE_TOO_LOW:
 		return fail(p, p->line, "rate '%s' is too low (expected at least %llu bytes/s)", v,
 			    (unsigned long long)FG_MIN_BYTE_RATE_PER_S);
+	default:
+		return fail(p, p->line, "bad rate '%s' (expected %s)", v, expected);
+	}
+}
 
-	/* The bounds above keep both well inside 64 bits. */
-	pol->rate_count = (__u64)count;
-	pol->rate_period_ns = (__u64)period;
+static int parse_rate(struct parser *p, const char *v)
+{
+	struct fg_policy_conf *pol = p->pol;
+	struct fg_value_error e;
+	struct fg_rate rate;
+
+	p->rate_text = v;
+	if (fg_parse_rate(v, &rate, &e))
+		return bad_rate(p, v, &rate, &e);
+	pol->bytes = rate.bytes;
+	pol->rate_count = rate.count;
+	pol->rate_period_ns = rate.period_ns;
 	return p->burst_text ? resolve_burst(p) : 0;
 }
 
 static int parse_burst(struct parser *p, const char *v)
 {
-	const struct unit *u = NULL;
-	const char *unit;
-	size_t unit_len;
-	__u64 n;
-	int ret = split_number(v, strlen(v), &n, &unit, &unit_len);
+	struct fg_value_error e;
 
-	if (ret == -ERANGE)
+	if (!fg_parse_amount(v, &p->burst, &e)) {
+		p->burst_text = v;
+		return p->policy_line[P_RATE] ? resolve_burst(p) : 0;
+	}
+	switch (e.fault) {
+	case FG_TOO_LARGE:
 		return fail(p, p->line,
 			    "burst '%s' is too large (expected 1..%llu packets or 1..%llu bytes)",
 			    v, (unsigned long long)FG_MAX_BURST,
 			    (unsigned long long)MAX_BYTE_BURST);
-	if (ret)
+	case FG_BAD_UNIT:
+		return bad_unit(p, "burst", v, e.at, e.at_len,
+				"packets as a bare number, or bytes in " FG_BYTE_UNIT_LIST);
+	case FG_ZERO:
+		return fail(p, p->line, "burst '%s' is zero (expected at least 1)", v);
+	case FG_NOT_WHOLE_BYTES:
+		return fail(p, p->line,
+			    "burst '%s' is not a whole number of bytes (expected a multiple of 8 "
+			    "bits)",
+			    v);
+	default:
 		return fail(p, p->line,
 			    "bad burst '%s' (expected a number of packets, or bytes with a unit "
 			    "such as 64kB)",
 			    v);
-	if (unit_len) {
-		u = find_unit(byte_units, ARRAY_SIZE(byte_units), unit, unit_len);
-		if (!u)
-			return bad_unit(p, "burst", v, unit, unit_len,
-					"packets as a bare number, or bytes in " BYTE_UNIT_LIST);
 	}
-	if (n == 0)
-		return fail(p, p->line, "burst '%s' is zero (expected at least 1)", v);
-	p->burst_unit = u;
-	p->burst_value = n;
-	if (u) {
-		p->burst_value *= u->mult;
-		if (u->bits) {
-			if (p->burst_value % 8)
-				return fail(p, p->line,
-					    "burst '%s' is not a whole number of bytes (expected a "
-					    "multiple of 8 bits)",
-					    v);
-			p->burst_value /= 8;
-		}
-	}
-	p->burst_text = v;
-	return p->policy_line[P_RATE] ? resolve_burst(p) : 0;
 }
 
 /* --- policy sections ------------------------------------------------------- */
@@ -972,7 +751,7 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	case P_BAN_FACTOR: {
 		__u64 factor;
 
-		if (parse_uint(v, strlen(v), 1000, &factor) || factor == 0)
+		if (fg_parse_uint(v, strlen(v), 1000, &factor) || factor == 0)
 			return fail(p, p->line, "bad ban_factor '%s' (expected 1..1000)", v);
 		pol->ban_factor = (__u32)factor;
 		return 0;
@@ -1178,8 +957,7 @@ static int parse_section(struct parser *p, char *line)
 	memset(p->policy_line, 0, sizeof(p->policy_line));
 	p->rate_text = NULL;
 	p->burst_text = NULL;
-	p->burst_value = 0;
-	p->burst_unit = NULL;
+	memset(&p->burst, 0, sizeof(p->burst));
 	return 0;
 }
 
@@ -1279,7 +1057,7 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	cfg->malformed = FG_VERDICT_DROP;
 	cfg->table_full = FG_VERDICT_PASS;
 	cfg->new_sources_count = FG_DEFAULT_NEW_SOURCES;
-	cfg->new_sources_period_ns = NS_PER_S;
+	cfg->new_sources_period_ns = FG_NS_PER_S;
 
 	for (s = copy; *s && !ret;) {
 		char *nl = strchr(s, '\n');
@@ -1363,15 +1141,4 @@ out_errno:
 	if (err)
 		fprintf(err, "%s: %s\n", path, strerror(-ret));
 	return ret;
-}
-
-__u32 fg_policy_id(const char *name)
-{
-	__u32 h = 2166136261U;
-
-	for (; *name; name++) {
-		h ^= (unsigned char)*name;
-		h *= 16777619U;
-	}
-	return h;
 }

@@ -12,31 +12,15 @@
 #include <net/if.h>
 
 #include "floodgate.h"
+#include "values.h"
 
-#define FG_MAX_PORT_RANGES  16					/* per policy */
-#define FG_MAX_SRC_CIDRS    16					/* per policy */
-#define FG_MAX_ACCESS_CIDRS 1024				/* in [allow], and in [deny] */
-#define FG_MAX_BAN_NS	    (30ULL * 24 * 3600 * 1000000000ULL) /* 30 days */
+#define FG_MAX_PORT_RANGES  16	 /* per policy */
+#define FG_MAX_SRC_CIDRS    16	 /* per policy */
+#define FG_MAX_ACCESS_CIDRS 1024 /* in [allow], and in [deny] */
 
-/* Bounds that make a rate or burst "absurd" (see fg_config_parse). */
-#define FG_MIN_PERIOD_NS	 1000000ULL			/* 1ms */
-#define FG_MAX_PERIOD_NS	 (24ULL * 3600 * 1000000000ULL) /* 24h */
-#define FG_MAX_PACKET_RATE_PER_S 1000000000ULL			/* 1G packets/s */
-#define FG_MAX_BYTE_RATE_PER_S	 1000000000000ULL		/* 1 TB/s */
-#define FG_MIN_BYTE_RATE_PER_S	 8ULL				/* keeps cost*T in 64 bits */
-#define FG_DEFAULT_NEW_SOURCES	 50000				/* per second */
-#define FG_MAX_BURST		 1000000000ULL
-
-struct fg_port_range {
-	__u16 lo; /* host order, inclusive */
-	__u16 hi;
-};
-
-struct fg_cidr {
-	__u8 family; /* FG_FAMILY_IPV4 / FG_FAMILY_IPV6 */
-	__u8 prefix_len;
-	__u8 addr[16]; /* network order, already masked to prefix_len */
-};
+/* Bounds beyond values.h's rate bounds (see fg_config_parse). */
+#define FG_DEFAULT_NEW_SOURCES 50000 /* per second */
+#define FG_MAX_BURST	       1000000000ULL
 
 struct fg_policy_conf {
 	char name[FG_POLICY_NAME_LEN];
@@ -93,15 +77,5 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 
 /* Read and parse a file. An unreadable file is reported as "FILE: reason". */
 int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err);
-
-/* A duration such as 90s, 10m, 24h, 7d (ms, s, m/min, h, d), up to
- * FG_MAX_BAN_NS. Returns 0 or -EINVAL. */
-int fg_parse_duration(const char *text, __u64 *ns);
-
-/* ADDR or ADDR/LEN, IPv4 or IPv6, host bits clear. Returns 0 or -EINVAL. */
-int fg_parse_cidr(const char *text, struct fg_cidr *out);
-
-/* Stable policy id: 32-bit FNV-1a of the name. */
-__u32 fg_policy_id(const char *name);
 
 #endif /* FG_CONFIG_H */

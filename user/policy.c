@@ -9,6 +9,17 @@
 #include "fg_gcra.h"
 #include "policy.h"
 
+__u32 fg_policy_id(const char *name)
+{
+	__u32 h = 2166136261U;
+
+	for (; *name; name++) {
+		h ^= (unsigned char)*name;
+		h *= 16777619U;
+	}
+	return h;
+}
+
 static void prefix_mask(__u8 *mask, unsigned int bytes, unsigned int prefix_len)
 {
 	unsigned int i;
@@ -472,7 +483,7 @@ static __u64 gcra_burst(const struct fg_gcra_params *p, int bytes)
 	return roundest(first, lo);
 }
 
-static int gcra_rate(const struct fg_gcra_params *p, int bytes, struct fg_rate *out)
+static int gcra_rate(const struct fg_gcra_params *p, int bytes, struct fg_readback_rate *out)
 {
 	/* the config's period units, preferred in this order; up to 24h */
 	static const __u64 units[] = {1000000000ULL, 60000000000ULL, 3600000000000ULL, 1000000ULL};
@@ -498,7 +509,7 @@ static int gcra_rate(const struct fg_gcra_params *p, int bytes, struct fg_rate *
 	return -1;
 }
 
-int fg_policy_rate(const struct fg_policy *p, struct fg_rate *out)
+int fg_policy_rate(const struct fg_policy *p, struct fg_readback_rate *out)
 {
 	const union fg_rate_params *params = &p->params;
 

@@ -9,6 +9,9 @@
 
 #include "config.h"
 
+/* Stable policy id: 32-bit FNV-1a of the name. */
+__u32 fg_policy_id(const char *name);
+
 struct fg_src_entry {
 	struct fg_src_lpm_key key;
 	__u64 mask;
@@ -65,7 +68,7 @@ __u32 fg_windows_entries(const struct fg_config *cfg);
 __u32 fg_logs_entries(const struct fg_config *cfg);
 
 /* A policy's rate as a person reads it, derived from its params. */
-struct fg_rate {
+struct fg_readback_rate {
 	__u64 count;	 /* COUNT of COUNT/PERIOD, packets or bytes */
 	__u64 period_ns; /* PERIOD */
 	__u64 burst;
@@ -82,6 +85,6 @@ struct fg_rate {
  * 140/min. Returns 0, or -1 when no such period exists (a rate not from a
  * validated config): *out then holds COUNT/PERIOD of T alone (1/T ns).
  */
-int fg_policy_rate(const struct fg_policy *p, struct fg_rate *out);
+int fg_policy_rate(const struct fg_policy *p, struct fg_readback_rate *out);
 
 #endif /* FG_POLICY_H */

@@ -32,7 +32,7 @@ static const char *action_name(__u8 action)
 
 /* Formats the policy's rate in the config's vocabulary; fg_policy_rate()
  * says how it is derived from the params. */
-static void format_rate(const struct fg_rate *rate, int bytes, char *buf, size_t size)
+static void format_rate(const struct fg_readback_rate *rate, int bytes, char *buf, size_t size)
 {
 	static const struct {
 		__u64 ns;
@@ -149,7 +149,7 @@ static int status_one(const char *ifname)
 	       "PER", "ACTION");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &set->policies[i];
-		struct fg_rate parsed;
+		struct fg_readback_rate parsed;
 
 		fg_policy_rate(p, &parsed);
 		format_rate(&parsed, p->flags & FG_POLICY_BYTES, rate, sizeof(rate));

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "policy.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

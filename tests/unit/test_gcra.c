@@ -277,7 +277,7 @@ static void test_rate_read_back(void **state)
 		struct fg_policy p = gcra_policy(i & 1 ? FG_ALG_LEAKY_BUCKET : FG_ALG_TOKEN_BUCKET,
 						 cases[i].count, cases[i].period_ns, cases[i].burst,
 						 cases[i].bytes);
-		struct fg_rate got;
+		struct fg_readback_rate got;
 
 		assert_int_equal(fg_policy_rate(&p, &got), 0);
 		if (got.count != cases[i].want_count || got.period_ns != cases[i].want_period_ns ||
@@ -308,7 +308,7 @@ static void test_rate_read_back_compiles_the_same(void **state)
 		__u64 burst = 1 + (next_random(&x) % 1000000 >> (next_random(&x) % 20));
 		struct fg_policy p = {0};
 		struct fg_gcra_params again = {0};
-		struct fg_rate got;
+		struct fg_readback_rate got;
 
 		if ((u128)count * SEC < (u128)8 * period && bytes)
 			continue; /* below the validator's 8 B/s */
@@ -336,7 +336,7 @@ static void test_rate_read_back_compiles_the_same(void **state)
 static void test_window_rates_read_back_as_they_are(void **state)
 {
 	struct fg_policy p = {.algorithm = FG_ALG_SLIDING_WINDOW};
-	struct fg_rate got;
+	struct fg_readback_rate got;
 
 	(void)state;
 	assert_int_equal(
