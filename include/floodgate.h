@@ -247,6 +247,12 @@ struct fg_runtime {
 	__u64 loaded_at;     /* wall-clock seconds (time(2)) of the load */
 	__u64 generation;    /* bumped by every policy push */
 	__u64 max_sources;
+	/* What the load's config said of the keys a reload cannot change (the
+	 * CLI may override hook and xdp_mode: both values are accepted). */
+	__u32 config_hook;     /* enum fg_hook */
+	__u32 config_xdp_mode; /* enum fg_xdp_mode */
+	__u32 coarse_clock;    /* clock = coarse */
+	__u32 pad;
 };
 
 /* Per-CPU counters of one policy (`policy_stats`, indexed by
