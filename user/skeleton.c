@@ -54,10 +54,10 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	skel->rodata->fg_test_clock = opts->test_clock;
 	skel->rodata->fg_test_naive_update = opts->naive_update;
 	skel->rodata->fg_bench_source_mask = opts->bench_source_mask;
-	bpf_program__set_autoload(skel->progs.fg_xdp, opts->progs == FG_SKEL_XDP ||
-							      opts->progs == FG_SKEL_EVERY_PROG);
-	bpf_program__set_autoload(skel->progs.fg_tc, opts->progs == FG_SKEL_TC ||
-							     opts->progs == FG_SKEL_EVERY_PROG);
+	bpf_program__set_autoload(skel->progs.fg_xdp,
+				  opts->progs == FG_SKEL_XDP || opts->progs == FG_SKEL_EVERY_PROG);
+	bpf_program__set_autoload(skel->progs.fg_tc,
+				  opts->progs == FG_SKEL_TC || opts->progs == FG_SKEL_EVERY_PROG);
 	return skel;
 }
 

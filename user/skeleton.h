@@ -27,13 +27,13 @@ struct fg_skel_opts {
 	const char *pin_dir; /* NULL: private maps, nothing pinned (tests, bench) */
 	int progs;	     /* enum fg_skel_progs */
 	/* Tests and the benchmark only (production leaves them 0). */
-	bool test_clock;	  /* the datapath reads fg_test_now_ns */
-	bool naive_update;	  /* racy read-modify-write, to show CAS matters */
-	__u32 bench_source_mask;  /* rewrite sources per packet */
-	__u32 sources_entries;	  /* 0: the config's max_sources */
-	__u32 windows_entries;	  /* 0: what the config needs */
-	__u32 sources_map_type;	  /* 0: as declared (LRU hash) */
-	__u32 sources_map_flags;  /* 0: as declared */
+	bool test_clock;	 /* the datapath reads fg_test_now_ns */
+	bool naive_update;	 /* racy read-modify-write, to show CAS matters */
+	__u32 bench_source_mask; /* rewrite sources per packet */
+	__u32 sources_entries;	 /* 0: the config's max_sources */
+	__u32 windows_entries;	 /* 0: what the config needs */
+	__u32 sources_map_type;	 /* 0: as declared (LRU hash) */
+	__u32 sources_map_flags; /* 0: as declared */
 };
 
 /* Opens the object and sets sizes and rodata; nothing is loaded. Returns

@@ -475,6 +475,57 @@ static void test_live_reload_keeps_state(void **state)
 	free(compiled);
 }
 
+/* The set `text` compiles to, for fg_pinned_reclaim_state(). */
+static void compile_set(const char *text, struct fg_policy_set *set)
+{
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+
+	assert_int_equal(fg_config_parse_string("test", text, cfg, stderr), 0);
+	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);
+	*set = compiled->set;
+	free(cfg);
+	free(compiled);
+}
+
+/* What a reload keeps and reclaims: the state of a policy that keeps its
+ * name, algorithm and (for sliding_log) COUNT stays; a removed policy's, or
+ * a sliding_log policy's whose COUNT changed, is deleted from its table. */
+static void test_reload_reclaims_state(void **state)
+{
+	static const char loaded[] = "[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\n"
+				     "rate = 3/s\n[policy tb]\nmatch = udp dport 10\nrate = 3/s\n"
+				     "burst = 3\n";
+	struct pkt_spec udp = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
+	struct pkt_spec other = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 10};
+	struct fg_policy_set *old = malloc(sizeof(*old)), *next = malloc(sizeof(*next));
+	struct floodgate_bpf *skel = load_skel_with(loaded, true, false);
+	struct fg_pinned pinned;
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(fg_pinned_from_object(skel->obj, &pinned), 0);
+	assert_int_equal(xdp_passed(skel, T0, &udp, 5), 3);
+	assert_int_equal(xdp_passed(skel, T0, &other, 5), 3);
+	compile_set(loaded, old);
+	/* another rate for tb, the same COUNT for log: both kept */
+	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 3/min\n"
+		    "[policy tb]\nmatch = udp dport 10\nrate = 30/s\n",
+		    next);
+	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 0);
+	/* log's COUNT changes: its ring goes; tb is removed: its bucket goes */
+	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 4/s\n",
+		    next);
+	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 2);
+	assert_int_equal(bpf_map_get_next_key(pinned.logs, NULL, &(struct fg_source_key){}),
+			 -ENOENT);
+	assert_int_equal(bpf_map_get_next_key(pinned.sources, NULL, &(struct fg_source_key){}),
+			 -ENOENT);
+	floodgate_bpf__destroy(skel);
+	free(old);
+	free(next);
+}
+
 /* Every map the BPF object pins has a row in the pinned-map table with its
  * type and sizes, and every row is a map the object pins: a map added on
  * the BPF side without a row would be missed by open, close, status and
@@ -1127,6 +1178,7 @@ int main(void)
 		cmocka_unit_test(test_sixty_four_layers),
 		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_pinned_table_covers_every_map),
+		cmocka_unit_test(test_reload_reclaims_state),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
 		cmocka_unit_test(test_two_cpus_every_algorithm_exact),
