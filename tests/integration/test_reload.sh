@@ -203,4 +203,13 @@ check "every map is pinned at tc too" all_pins_present
 expect_exit 0 "unload (tc)" "$FLOODGATE" unload fgA
 check "  ... leaves no pin" test ! -e "$PIN"
 
+# --- a stale pin of another layout is refused, naming the map -----------------
+mkdir -p "$PIN"
+bpftool map create "$PIN/policy_sets" type array key 4 value 8 entries 2 name policy_sets
+expect_exit 1 "status over a stale policy_sets pin of another size" "$FLOODGATE" status fgA
+check "  ... names the map" grep -q "pinned map $PIN/policy_sets is not the one" <<<"$LAST_ERR"
+expect_exit 1 "reload over it" "$FLOODGATE" reload fgA -c "$WORK/b.conf"
+check "  ... names the map" grep -q "pinned map $PIN/policy_sets is not the one" <<<"$LAST_ERR"
+rm -r "$PIN"
+
 finish
