@@ -289,6 +289,12 @@ struct fg_runtime {
 	__u64 loaded_at;     /* wall-clock seconds (time(2)) of the load */
 	__u64 generation;    /* bumped by every policy push */
 	__u64 max_sources;
+	/* What the load's config said of the keys a reload cannot change (the
+	 * CLI may override hook and xdp_mode: both values are accepted). */
+	__u32 config_hook;     /* enum fg_hook */
+	__u32 config_xdp_mode; /* enum fg_xdp_mode */
+	__u32 coarse_clock;    /* clock = coarse */
+	__u32 pad;
 };
 
 /* Per-CPU counters of one policy (`policy_stats`, indexed by
@@ -347,7 +353,7 @@ _Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLIC
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
 _Static_assert(sizeof(struct fg_budget) == 24, "fg_budget");
-_Static_assert(sizeof(struct fg_runtime) == 56, "fg_runtime");
+_Static_assert(sizeof(struct fg_runtime) == 72, "fg_runtime");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
 _Static_assert(sizeof(struct fg_global_stats) == 112, "fg_global_stats");
 

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "pinned.h"
 #include "policy.h"
+#include "skeleton.h"
 
 #define FG_TC_HANDLE   0xf100
 #define FG_TC_PRIORITY 1
@@ -118,25 +119,6 @@ static int compile_config(const struct fg_config *cfg, const char *path, __u32 s
 	return err ? FG_EXIT_FAILURE : FG_EXIT_OK;
 }
 
-static struct floodgate_bpf *open_skeleton(const char *pin_dir, const struct fg_config *cfg,
-					   int hook)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .pin_root_path = pin_dir);
-	struct floodgate_bpf *skel = floodgate_bpf__open_opts(&open_opts);
-
-	if (!skel) {
-		pr_warn("Error: cannot open the BPF object: %s\n", strerror(errno));
-		return NULL;
-	}
-	bpf_map__set_max_entries(skel->maps.sources, cfg->max_sources);
-	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
-	bpf_map__set_max_entries(skel->maps.windows, fg_windows_entries(cfg));
-	bpf_map__set_max_entries(skel->maps.logs, fg_logs_entries(cfg));
-	bpf_program__set_autoload(skel->progs.fg_xdp, hook == FG_HOOK_XDP);
-	bpf_program__set_autoload(skel->progs.fg_tc, hook == FG_HOOK_TC);
-	return skel;
-}
-
 /*
  * Creates and pins the maps and fills them before any program is attached,
  * so the first packet already meets the configured policy. The programs are
@@ -145,29 +127,12 @@ static struct floodgate_bpf *open_skeleton(const char *pin_dir, const struct fg_
 static int create_maps(const char *pin_dir, const struct fg_config *cfg,
 		       const struct fg_compiled *compiled, const struct fg_runtime *rt)
 {
-	struct floodgate_bpf *skel = open_skeleton(pin_dir, cfg, -1);
-	struct fg_policy_maps maps;
-	__u32 zero = 0;
-	int err;
+	const struct fg_skel_opts opts = {.pin_dir = pin_dir, .progs = FG_SKEL_MAPS_ONLY};
+	struct floodgate_bpf *skel;
+	int err = fg_skel_prepare(cfg, &opts, compiled, rt, &skel);
 
-	if (!skel)
-		return -errno;
-	err = floodgate_bpf__load(skel);
-	if (err) {
-		pr_warn("Error: cannot create the maps: %s\n", strerror(-err));
-		goto out;
-	}
-	fg_policy_maps_from_skel(skel, &maps);
-	if (bpf_map_update_elem(maps.runtime, &zero, rt, BPF_ANY)) {
-		err = -errno;
-		goto out;
-	}
-	err = fg_policy_write_slot(&maps, 0, compiled);
-	if (!err)
-		err = fg_policy_activate(&maps, 0);
 	if (err)
-		pr_warn("Error: cannot write the policy: %s\n", strerror(-err));
-out:
+		pr_warn("Error: cannot create the maps and write the policy: %s\n", strerror(-err));
 	floodgate_bpf__destroy(skel);
 	return err;
 }
@@ -291,6 +256,9 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 	rt.hook = opts->hook >= 0 ? opts->hook : cfg->hook;
 	rt.xdp_mode = opts->xdp_mode >= 0 ? opts->xdp_mode : cfg->xdp_mode;
 	rt.max_sources = cfg->max_sources;
+	rt.config_hook = cfg->hook;
+	rt.config_xdp_mode = cfg->xdp_mode;
+	rt.coarse_clock = cfg->coarse_clock;
 	rt.loaded_at = time(NULL);
 	ret = compile_config(cfg, opts->config_path, 0, &compiled);
 	if (ret)
@@ -316,9 +284,11 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 	ret = FG_EXIT_FAILURE;
 	if (create_maps(pin_dir, cfg, compiled, &rt))
 		goto undo;
-	skel = open_skeleton(pin_dir, cfg, rt.hook);
-	if (!skel)
+	skel = fg_skel_open(cfg, &(struct fg_skel_opts){.pin_dir = pin_dir, .progs = rt.hook});
+	if (!skel) {
+		pr_warn("Error: cannot open the BPF object: %s\n", strerror(errno));
 		goto undo;
+	}
 	if (rt.hook == FG_HOOK_XDP)
 		err = attach_xdp(skel, ifindex, rt.xdp_mode, &rt.prog_id);
 	else
@@ -413,13 +383,123 @@ out:
 	return ret;
 }
 
-/* Is the map at least `entries` large? */
-static bool map_fits(int fd, __u32 entries)
+static const char *hook_name(__u32 hook)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	return hook == FG_HOOK_XDP ? "xdp" : "tc";
+}
 
-	return !bpf_obj_get_info_by_fd(fd, &info, &len) && info.max_entries >= entries;
+static const char *xdp_mode_name(__u32 mode)
+{
+	return mode == FG_XDP_GENERIC ? "generic" : "native";
+}
+
+/*
+ * Refuses a reload that asks for what only a load can set: the program's
+ * hook and mode, its clock, the table sizes, the interface. The hook and
+ * mode may be what the running program uses or what the load's config said
+ * (a --hook or --mode on the command line overrides the config).
+ */
+static int check_fixed_keys(const char *ifname, const char *path, const struct fg_config *cfg,
+			    const struct fg_runtime *rt)
+{
+	const char *name = path ? path : "<default>";
+
+	if (cfg->interface[0] && strcmp(cfg->interface, ifname)) {
+		pr_warn("%s: interface = %s cannot change by reload (loaded on %s)\n", name,
+			cfg->interface, ifname);
+		return FG_EXIT_CONFIG;
+	}
+	if (cfg->hook != rt->hook && cfg->hook != rt->config_hook) {
+		pr_warn("%s: hook = %s cannot change by reload (loaded at %s); unload and load\n",
+			name, hook_name(cfg->hook), hook_name(rt->hook));
+		return FG_EXIT_CONFIG;
+	}
+	if (rt->hook == FG_HOOK_XDP && cfg->xdp_mode != rt->xdp_mode &&
+	    cfg->xdp_mode != rt->config_xdp_mode) {
+		pr_warn("%s: xdp_mode = %s cannot change by reload (loaded %s); unload and load\n",
+			name, xdp_mode_name(cfg->xdp_mode), xdp_mode_name(rt->xdp_mode));
+		return FG_EXIT_CONFIG;
+	}
+	if ((__u32)cfg->coarse_clock != rt->coarse_clock) {
+		pr_warn("%s: clock = %s cannot change by reload (it is compiled into the loaded "
+			"program); unload and load\n",
+			name, cfg->coarse_clock ? "coarse" : "precise");
+		return FG_EXIT_CONFIG;
+	}
+	if (cfg->max_sources != rt->max_sources) {
+		pr_warn("%s: max_sources changes the table size, which needs an unload and "
+			"load (loaded with %llu)\n",
+			name, (unsigned long long)rt->max_sources);
+		return FG_EXIT_CONFIG;
+	}
+	return FG_EXIT_OK;
+}
+
+/* Every map the config sizes must be large enough already: maps are sized
+ * once, at load. */
+static int check_maps_fit(struct fg_pinned *pinned, const char *path, const struct fg_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		const struct fg_pinned_map *row = &fg_pinned_maps[i];
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info), need;
+
+		if (!row->entries)
+			continue;
+		need = row->entries(cfg);
+		if (bpf_obj_get_info_by_fd(*fg_pinned_fd(pinned, row), &info, &len)) {
+			pr_warn("Error: cannot inspect the pinned map %s: %s\n", row->name,
+				strerror(errno));
+			return FG_EXIT_FAILURE;
+		}
+		if (info.max_entries < need) {
+			pr_warn("%s: the policies need %u entries in the `%s` table (%s), which "
+				"was "
+				"created with %u at load time (unload and load to grow it)\n",
+				path ? path : "<default>", need, row->name, row->status_note,
+				info.max_entries);
+			return FG_EXIT_CONFIG;
+		}
+	}
+	return FG_EXIT_OK;
+}
+
+/* Writes the new policy into the idle slot, carries the counters, flips
+ * the slot, then reclaims the state the new policy does not keep. */
+static int push_reload(struct fg_pinned *pinned, const struct fg_compiled *compiled)
+{
+	__u32 old_slot = pinned->rt.active_slot, next_slot = !old_slot;
+	struct fg_policy_set *old = malloc(sizeof(*old));
+	long reclaimed;
+	int err = old ? 0 : -ENOMEM;
+
+	if (!err && bpf_map_lookup_elem(pinned->maps.policy_sets, &old_slot, old))
+		err = -errno;
+	if (!err)
+		err = fg_policy_write_slot(&pinned->maps, next_slot, compiled);
+	if (!err)
+		err = fg_policy_carry_stats(&pinned->maps, old_slot, next_slot);
+	if (!err)
+		err = fg_policy_activate(&pinned->maps, next_slot);
+	if (err) {
+		pr_warn("Error: cannot write the new policy: %s\n", strerror(-err));
+		free(old);
+		return FG_EXIT_FAILURE;
+	}
+	/* After the flip no packet is judged by the old policies any more. */
+	reclaimed = fg_pinned_reclaim_state(pinned, old, &compiled->set);
+	free(old);
+	if (reclaimed < 0) {
+		pr_warn("Warning: the new policy is active, but the state of removed policies "
+			"was not all reclaimed (the LRU ages it out): %s\n",
+			strerror((int)-reclaimed));
+		return FG_EXIT_OK;
+	}
+	if (reclaimed)
+		pr_info("reclaimed %ld entries of removed or reset policies\n", reclaimed);
+	return FG_EXIT_OK;
 }
 
 int fg_cmd_reload(const char *ifname, const char *config_path)
@@ -428,8 +508,7 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	struct fg_compiled *compiled = NULL;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	unsigned int ifindex;
-	__u32 next_slot;
-	int lock_fd = -1, ret, err;
+	int lock_fd = -1, ret;
 
 	if (!cfg)
 		return FG_EXIT_FAILURE;
@@ -440,40 +519,16 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	if (ret)
 		goto out;
 	ret = fg_open_loaded(ifname, &pinned);
-	if (ret)
-		goto out;
-	if (cfg->max_sources != pinned.rt.max_sources) {
-		pr_warn("%s: max_sources changes the table size, which needs an unload and "
-			"load (loaded with %llu)\n",
-			config_path ? config_path : "<default>",
-			(unsigned long long)pinned.rt.max_sources);
-		ret = FG_EXIT_CONFIG;
-		goto out;
-	}
-	if (!map_fits(pinned.windows, fg_windows_entries(cfg)) ||
-	    !map_fits(pinned.logs, fg_logs_entries(cfg))) {
-		pr_warn("%s: a sliding_window or sliding_log policy needs a state table that "
-			"was not created at load time (unload and load to add one)\n",
-			config_path ? config_path : "<default>");
-		ret = FG_EXIT_CONFIG;
-		goto out;
-	}
-	next_slot = !pinned.rt.active_slot;
-	ret = compile_config(cfg, config_path, next_slot, &compiled);
-	if (ret)
-		goto out;
-	ret = FG_EXIT_FAILURE;
-	err = fg_policy_write_slot(&pinned.maps, next_slot, compiled);
-	if (!err)
-		err = fg_policy_carry_stats(&pinned.maps, pinned.rt.active_slot, next_slot);
-	if (!err)
-		err = fg_policy_activate(&pinned.maps, next_slot);
-	if (err) {
-		pr_warn("Error: cannot write the new policy: %s\n", strerror(-err));
-		goto out;
-	}
-	printf("floodgate policy on %s reloaded: %u policies\n", ifname, cfg->n_policies);
-	ret = FG_EXIT_OK;
+	if (!ret)
+		ret = check_fixed_keys(ifname, config_path, cfg, &pinned.rt);
+	if (!ret)
+		ret = check_maps_fit(&pinned, config_path, cfg);
+	if (!ret)
+		ret = compile_config(cfg, config_path, !pinned.rt.active_slot, &compiled);
+	if (!ret)
+		ret = push_reload(&pinned, compiled);
+	if (!ret)
+		printf("floodgate policy on %s reloaded: %u policies\n", ifname, cfg->n_policies);
 out:
 	fg_pinned_close(&pinned);
 	if (lock_fd >= 0)

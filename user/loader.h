@@ -6,8 +6,6 @@
 
 #include <stdbool.h>
 
-#define FG_PIN_BASE "/sys/fs/bpf/floodgate"
-
 /* Exit codes, documented in the README. */
 enum fg_exit {
 	FG_EXIT_OK = 0,

@@ -3,14 +3,80 @@
 #include <limits.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "floodgate.skel.h"
-#include "loader.h"
+#include "log.h"
 #include "pinned.h"
+
+#define FD_OF(field) offsetof(struct fg_pinned, field)
+
+static __u32 sources_entries(const struct fg_config *cfg)
+{
+	return cfg->max_sources;
+}
+
+/* clang-format off */
+const struct fg_pinned_map fg_pinned_maps[] = {
+	/* name, type, key, value, fd, entries, policy_state, status_note */
+	{"policy_sets", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_policy_set),
+	 FD_OF(maps.policy_sets), NULL, false, NULL},
+	{"dport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64),
+	 FD_OF(maps.dport_match), NULL, false, NULL},
+	{"sport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64),
+	 FD_OF(maps.sport_match), NULL, false, NULL},
+	{"src_match", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key), sizeof(__u64),
+	 FD_OF(maps.src_match), NULL, false, NULL},
+	{"access_lists", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key), sizeof(__u32),
+	 FD_OF(maps.access_lists), NULL, false, NULL},
+	{"new_source_budget", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_budget),
+	 FD_OF(maps.new_source_budget), NULL, false, NULL},
+	{"policy_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_policy_stats),
+	 FD_OF(maps.policy_stats), NULL, false, NULL},
+	{"runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_runtime),
+	 FD_OF(maps.runtime), NULL, false, NULL},
+	{"sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+	 sizeof(struct fg_source_state), FD_OF(sources), sources_entries, true,
+	 "token_bucket, fixed_window, leaky_bucket"},
+	{"windows", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+	 sizeof(struct fg_window_entry), FD_OF(windows), fg_windows_entries, true,
+	 "sliding_window"},
+	{"logs", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key), sizeof(struct fg_log_entry),
+	 FD_OF(logs), fg_logs_entries, true, "sliding_log"},
+	{"bans", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key), sizeof(struct fg_ban),
+	 FD_OF(bans), NULL, false, "`floodgate bans IFACE` lists them"},
+	{"global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_global_stats),
+	 FD_OF(global_stats), NULL, false, NULL},
+};
+/* clang-format on */
+const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);
+
+const struct fg_pinned_map *fg_pinned_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < fg_pinned_map_count; i++)
+		if (!strcmp(fg_pinned_maps[i].name, name))
+			return &fg_pinned_maps[i];
+	return NULL;
+}
+
+int *fg_pinned_fd(struct fg_pinned *pinned, const struct fg_pinned_map *map)
+{
+	return (int *)((char *)pinned + map->fd_offset);
+}
+
+void fg_pinned_init(struct fg_pinned *pinned)
+{
+	size_t i;
+
+	memset(pinned, 0, sizeof(*pinned));
+	for (i = 0; i < fg_pinned_map_count; i++)
+		*fg_pinned_fd(pinned, &fg_pinned_maps[i]) = -1;
+}
 
 void fg_pin_dir(const char *ifname, char *buf, size_t size)
 {
@@ -19,108 +85,112 @@ void fg_pin_dir(const char *ifname, char *buf, size_t size)
 
 /* Opens one pinned map and refuses it unless it is the map this build
  * expects: a stale pin from another version must not be written to. */
-static int open_map(const char *pin_dir, const char *name, __u32 type, __u32 key_size,
-		    __u32 value_size)
+static int open_map(const char *pin_dir, const struct fg_pinned_map *map)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	char path[PATH_MAX];
-	int fd;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/%s", pin_dir, name);
+	snprintf(path, sizeof(path), "%s/%s", pin_dir, map->name);
 	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {
-		close(fd);
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("Error: cannot open the pinned map %s: %s\n", path, strerror(-err));
+		return err;
 	}
-	if (info.type != type || info.key_size != key_size || info.value_size != value_size) {
+	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {
+		err = -errno;
+		pr_warn("Error: cannot inspect the pinned map %s: %s\n", path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (info.type != map->type || info.key_size != map->key_size ||
+	    info.value_size != map->value_size) {
+		pr_warn("Error: the pinned map %s is not the one this floodgate uses (map type %u, "
+			"key %u bytes, value %u bytes; expected type %u, key %u, value %u): "
+			"left by another version? unload and load again\n",
+			path, info.type, info.key_size, info.value_size, map->type, map->key_size,
+			map->value_size);
 		close(fd);
 		return -EPROTO;
 	}
 	return fd;
 }
 
+static int read_runtime(struct fg_pinned *p)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(p->maps.runtime, &zero, &p->rt) ? -errno : 0;
+}
+
 int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 {
-	const struct {
-		int *fd;
-		const char *name;
-		__u32 type, key_size, value_size;
-	} maps[] = {
-		{&p->maps.policy_sets, "policy_sets", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		 sizeof(struct fg_policy_set)},
-		{&p->maps.dport_match, "dport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		 sizeof(__u64)},
-		{&p->maps.src_match, "src_match", BPF_MAP_TYPE_LPM_TRIE,
-		 sizeof(struct fg_src_lpm_key), sizeof(__u64)},
-		{&p->maps.sport_match, "sport_match", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		 sizeof(__u64)},
-		{&p->maps.access_lists, "access_lists", BPF_MAP_TYPE_LPM_TRIE,
-		 sizeof(struct fg_src_lpm_key), sizeof(__u32)},
-		{&p->maps.new_source_budget, "new_source_budget", BPF_MAP_TYPE_PERCPU_ARRAY,
-		 sizeof(__u32), sizeof(struct fg_budget)},
-		{&p->bans, "bans", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key),
-		 sizeof(struct fg_ban)},
-		{&p->maps.policy_stats, "policy_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
-		 sizeof(struct fg_policy_stats)},
-		{&p->maps.runtime, "runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-		 sizeof(struct fg_runtime)},
-		{&p->sources, "sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
-		 sizeof(struct fg_source_state)},
-		{&p->global_stats, "global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
-		 sizeof(struct fg_global_stats)},
-	};
-	__u32 zero = 0;
 	size_t i;
+	int err;
 
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		*maps[i].fd = open_map(pin_dir, maps[i].name, maps[i].type, maps[i].key_size,
-				       maps[i].value_size);
-		if (*maps[i].fd < 0) {
-			int err = *maps[i].fd;
+	fg_pinned_init(p);
+	p->owns_fds = true;
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		int fd = open_map(pin_dir, &fg_pinned_maps[i]);
 
+		if (fd < 0) {
 			fg_pinned_close(p);
-			return err;
+			return fd;
 		}
+		*fg_pinned_fd(p, &fg_pinned_maps[i]) = fd;
 	}
-	if (bpf_map_lookup_elem(p->maps.runtime, &zero, &p->rt)) {
-		int err = -errno;
-
+	err = read_runtime(p);
+	if (err)
 		fg_pinned_close(p);
-		return err;
-	}
-	return 0;
+	return err;
 }
 
 void fg_pinned_close(struct fg_pinned *p)
 {
-	int *fds[] = {&p->maps.policy_sets,	 &p->maps.dport_match,	&p->maps.src_match,
-		      &p->maps.sport_match,	 &p->maps.access_lists, &p->bans,
-		      &p->maps.policy_stats,	 &p->maps.runtime,	&p->sources,
-		      &p->global_stats,		 &p->windows,		&p->logs,
-		      &p->maps.new_source_budget};
 	size_t i;
 
-	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+	if (!p->owns_fds)
+		return;
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		int *fd = fg_pinned_fd(p, &fg_pinned_maps[i]);
+
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 	}
+	p->owns_fds = false;
+}
+
+int fg_pinned_from_object(const struct bpf_object *obj, struct fg_pinned *p)
+{
+	size_t i;
+
+	fg_pinned_init(p);
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		const struct bpf_map *map =
+			bpf_object__find_map_by_name(obj, fg_pinned_maps[i].name);
+		int fd = map ? bpf_map__fd(map) : -ENOENT;
+
+		if (fd < 0)
+			return fd;
+		*fg_pinned_fd(p, &fg_pinned_maps[i]) = fd;
+	}
+	return read_runtime(p);
 }
 
 int fg_pinned_update_runtime(const char *pin_dir, const struct fg_runtime *rt)
 {
 	struct fg_runtime current;
 	__u32 zero = 0;
-	int fd = open_map(pin_dir, "runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			  sizeof(struct fg_runtime));
+	int fd = open_map(pin_dir, fg_pinned_find("runtime"));
 	int err = 0;
 
 	if (fd < 0)
 		return fd;
-	/* Keep what the policy push set (slot, generation). */
+	/* Keep what the policy push set (slot, generation) and what the load
+	 * recorded of its config. */
 	if (bpf_map_lookup_elem(fd, &zero, &current)) {
 		err = -errno;
 		goto out;
@@ -161,14 +231,77 @@ int fg_pinned_remove(const char *pin_dir)
 	return err;
 }
 
-void fg_policy_maps_from_skel(const struct floodgate_bpf *skel, struct fg_policy_maps *maps)
+/* Does `next` keep the state of old policy `p`? Ids include the algorithm,
+ * so an id found means the same name and algorithm. */
+static bool state_kept(const struct fg_policy *p, const struct fg_policy_set *next)
 {
-	maps->policy_sets = bpf_map__fd(skel->maps.policy_sets);
-	maps->dport_match = bpf_map__fd(skel->maps.dport_match);
-	maps->src_match = bpf_map__fd(skel->maps.src_match);
-	maps->sport_match = bpf_map__fd(skel->maps.sport_match);
-	maps->access_lists = bpf_map__fd(skel->maps.access_lists);
-	maps->new_source_budget = bpf_map__fd(skel->maps.new_source_budget);
-	maps->policy_stats = bpf_map__fd(skel->maps.policy_stats);
-	maps->runtime = bpf_map__fd(skel->maps.runtime);
+	__u32 i;
+
+	for (i = 0; i < next->count && i < FG_MAX_POLICIES; i++) {
+		const struct fg_policy *q = &next->policies[i];
+
+		if (q->id != p->id)
+			continue;
+		/* include/fg_algos.h: a sliding_log ring wraps at COUNT. */
+		return !(p->algorithm == FG_ALG_SLIDING_LOG &&
+			 p->params.sliding_log.count != q->params.sliding_log.count);
+	}
+	return false;
+}
+
+static bool id_in(__u32 id, const __u32 *ids, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Deletes the entries of `fd` whose policy id is in `ids`. */
+static long reclaim_map(int fd, const __u32 *ids, unsigned int n)
+{
+	struct fg_source_key key, next;
+	void *prev = NULL;
+	long deleted = 0;
+
+	/* After a delete the walk goes on from the last key kept (from the
+	 * start when none was kept yet), which still exists. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (id_in(next.policy_id, ids, n)) {
+			if (bpf_map_delete_elem(fd, &next) && errno != ENOENT)
+				return -errno;
+			deleted++;
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+	return deleted;
+}
+
+long fg_pinned_reclaim_state(const struct fg_pinned *pinned, const struct fg_policy_set *old,
+			     const struct fg_policy_set *next)
+{
+	__u32 ids[FG_MAX_POLICIES];
+	unsigned int n = 0, i;
+	long deleted = 0, err;
+
+	for (i = 0; i < old->count && i < FG_MAX_POLICIES; i++)
+		if (!state_kept(&old->policies[i], next))
+			ids[n++] = old->policies[i].id;
+	if (!n)
+		return 0;
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		const struct fg_pinned_map *map = &fg_pinned_maps[i];
+
+		if (!map->policy_state)
+			continue;
+		err = reclaim_map(*(const int *)((const char *)pinned + map->fd_offset), ids, n);
+		if (err < 0)
+			return err;
+		deleted += err;
+	}
+	return deleted;
 }

@@ -1,14 +1,26 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The maps floodgate pins under FG_PIN_BASE/IFACE/, opened by path. */
+/*
+ * The maps floodgate pins under FG_PIN_BASE/IFACE/, opened by path.
+ *
+ * fg_pinned_maps[] is the one list of them: open, close, init, the skeleton
+ * mapper, `status` occupancy and the reload fit check all walk it, so a map
+ * pinned by the BPF object is added here as one row (and, for a new kind of
+ * map, one fd field in struct fg_pinned). A prog test checks that every map
+ * the skeleton pins has a row.
+ */
 #ifndef FG_PINNED_H
 #define FG_PINNED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#include "config.h"
 #include "floodgate.h"
 #include "policy.h"
 
-struct floodgate_bpf;
+#define FG_PIN_BASE "/sys/fs/bpf/floodgate"
+
+struct bpf_object;
 
 struct fg_pinned {
 	struct fg_policy_maps maps;
@@ -17,27 +29,64 @@ struct fg_pinned {
 	int windows;
 	int logs;
 	int global_stats;
+	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };
 
+/* Nothing open yet; fg_pinned_close() on it is a no-op. */
 #define FG_PINNED_INIT                                                                             \
 	{                                                                                          \
-		.maps = {-1, -1, -1, -1, -1, -1, -1, -1}, .sources = -1, .bans = -1,               \
-		.windows = -1, .logs = -1, .global_stats = -1                                      \
+		.owns_fds = false                                                                  \
 	}
+
+struct fg_pinned_map {
+	const char *name; /* the map's name in the BPF object and its pin file */
+	__u32 type;	  /* enum bpf_map_type */
+	__u32 key_size;
+	__u32 value_size;
+	size_t fd_offset; /* where its fd lives in struct fg_pinned */
+	/* Entries the config needs, for maps sized at load (NULL: the size
+	 * the BPF object declares). */
+	__u32 (*entries)(const struct fg_config *cfg);
+	/* Keyed by struct fg_source_key: per-policy state a reload keeps,
+	 * and reclaims for removed policies. */
+	bool policy_state;
+	/* `status` shows its occupancy with this note (NULL: not shown). */
+	const char *status_note;
+};
+
+extern const struct fg_pinned_map fg_pinned_maps[];
+extern const size_t fg_pinned_map_count;
+
+/* The table row named `name`, or NULL. */
+const struct fg_pinned_map *fg_pinned_find(const char *name);
+int *fg_pinned_fd(struct fg_pinned *pinned, const struct fg_pinned_map *map);
+
+/* Every fd -1, nothing owned. */
+void fg_pinned_init(struct fg_pinned *pinned);
 
 void fg_pin_dir(const char *ifname, char *buf, size_t size);
 
-/* Opens every pinned map, checking its type and sizes against this build,
- * and reads the runtime record. Returns 0 or a negative errno. */
+/* Opens every pinned map, checking its type and sizes against this build
+ * (a stale pin is refused with a message naming it), and reads the runtime
+ * record. Returns 0 or a negative errno. */
 int fg_pinned_open(const char *pin_dir, struct fg_pinned *pinned);
 void fg_pinned_close(struct fg_pinned *pinned);
+
+/* The fds of a loaded object's maps, borrowed (not to be closed), for
+ * every row; the runtime record is read. Returns 0 or a negative errno. */
+int fg_pinned_from_object(const struct bpf_object *obj, struct fg_pinned *pinned);
 
 int fg_pinned_update_runtime(const char *pin_dir, const struct fg_runtime *rt);
 
 /* Unlinks every pin in the folder and removes it. Returns 0 or -1 (errno). */
 int fg_pinned_remove(const char *pin_dir);
 
-void fg_policy_maps_from_skel(const struct floodgate_bpf *skel, struct fg_policy_maps *maps);
+/* Deletes, from every policy_state map, the entries of policies that are
+ * in `old` but whose state `next` does not keep: removed policies, and
+ * sliding_log policies whose COUNT changed (their ring assumes it).
+ * Returns how many entries were deleted, or a negative errno. */
+long fg_pinned_reclaim_state(const struct fg_pinned *pinned, const struct fg_policy_set *old,
+			     const struct fg_policy_set *next);
 
 #endif /* FG_PINNED_H */

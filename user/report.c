@@ -89,6 +89,25 @@ static __u32 max_entries(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
 }
 
+/* Entries in use of each table the pinned-map table marks for `status`. */
+static void print_occupancy(struct fg_pinned *pinned)
+{
+	size_t i;
+
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		const struct fg_pinned_map *row = &fg_pinned_maps[i];
+		int fd = *fg_pinned_fd(pinned, row);
+		char label[24];
+
+		if (!row->status_note)
+			continue;
+		snprintf(label, sizeof(label), "%s:", row->name);
+		printf("  %-9s %" PRIu64 " of %u entries in use (", label,
+		       (uint64_t)count_entries(fd), max_entries(fd));
+		printf("%s)\n", row->status_note);
+	}
+}
+
 /* Is the program we recorded still attached where we put it? */
 static int still_attached(const struct fg_runtime *rt)
 {
@@ -134,14 +153,7 @@ static int status_one(const char *ifname)
 	printf(", program id %u, %s\n", pinned.rt.prog_id,
 	       still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
 	printf("  pinned:   %s\n", pin_dir);
-	printf("  sources:  %" PRIu64 " of %" PRIu64 " entries in use\n",
-	       (uint64_t)count_entries(pinned.sources), (uint64_t)pinned.rt.max_sources);
-	printf("  windows:  %" PRIu64 " of %u (sliding_window)\n",
-	       (uint64_t)count_entries(pinned.windows), max_entries(pinned.windows));
-	printf("  logs:     %" PRIu64 " of %u (sliding_log)\n",
-	       (uint64_t)count_entries(pinned.logs), max_entries(pinned.logs));
-	printf("  bans:     %" PRIu64 " (floodgate bans %s lists them)\n",
-	       (uint64_t)count_entries(pinned.bans), ifname);
+	print_occupancy(&pinned);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)pinned.rt.generation,
 	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");

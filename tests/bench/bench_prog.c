@@ -21,6 +21,7 @@
 #include "floodgate.skel.h"
 #include "pinned.h"
 #include "policy.h"
+#include "skeleton.h"
 #include "../prog/packets.h"
 
 #define ROUNDS	      5
@@ -79,41 +80,27 @@ static double run_ns(int prog_fd, __u32 repeat)
 
 static void load(struct scenario *s)
 {
-	struct floodgate_bpf *skel = floodgate_bpf__open();
-	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
-	struct fg_policy_maps maps;
-	struct bpf_map *map;
+	const struct fg_skel_opts opts = {
+		.progs = FG_SKEL_XDP,
+		.test_clock = s->frozen_clock,
+		.bench_source_mask = s->source_mask,
+		.sources_entries = s->max_sources,
+		.windows_entries = s->max_sources,
+		.sources_map_type = s->map_type,
+		.sources_map_flags = s->map_flags,
+	};
+	char config[sizeof(s->config) + 32];
 
-	if (!skel || !cfg || !compiled || fg_config_parse_string(s->name, s->config, cfg, stderr) ||
-	    fg_policy_compile(cfg, 0, compiled))
-		exit(1);
-	bpf_object__for_each_map (map, skel->obj) {
-		bpf_map__set_pin_path(map, NULL);
-	}
-	bpf_map__set_max_entries(skel->maps.sources, s->max_sources ?: cfg->max_sources);
-	bpf_map__set_max_entries(skel->maps.windows, s->max_sources ?: fg_windows_entries(cfg));
-	bpf_map__set_max_entries(skel->maps.logs, fg_logs_entries(cfg));
-	if (s->map_type)
-		bpf_map__set_type(skel->maps.sources, s->map_type);
-	if (s->map_flags)
-		bpf_map__set_map_flags(skel->maps.sources, s->map_flags);
-	skel->rodata->fg_test_clock = s->frozen_clock;
-	skel->rodata->fg_coarse_clock = s->coarse_clock;
-	skel->rodata->fg_bench_source_mask = s->source_mask;
-	if (floodgate_bpf__load(skel)) {
+	/* The clock is a config key: the benchmark's switch goes through it. */
+	snprintf(config, sizeof(config), "%s%s", s->coarse_clock ? "clock = coarse\n" : "",
+		 s->config);
+	if (fg_skel_prepare_text(config, &opts, &s->skel)) {
 		fprintf(stderr, "%s: cannot load\n", s->name);
 		exit(1);
 	}
-	fg_policy_maps_from_skel(skel, &maps);
-	if (fg_policy_write_slot(&maps, 0, compiled) || fg_policy_activate(&maps, 0))
-		exit(1);
 	/* Warm up: every key of a key set gets its state before timing. */
 	if (s->source_mask && s->source_mask != RANDOM_16M)
-		run_ns(bpf_program__fd(skel->progs.fg_xdp), s->source_mask + 1);
-	s->skel = skel;
-	free(cfg);
-	free(compiled);
+		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), s->source_mask + 1);
 }
 
 /* The kernel's own accounting of a map's memory (fdinfo "memlock"). */

@@ -24,6 +24,7 @@
 #include "packets.h"
 #include "pinned.h"
 #include "policy.h"
+#include "skeleton.h"
 
 #define MS  1000000ULL
 #define SEC 1000000000ULL
@@ -61,50 +62,29 @@ struct fixture {
 	struct floodgate_bpf *skel;
 };
 
-/* Tests use private maps: nothing is pinned, nothing outlives the test. */
-static void unpin_all(struct floodgate_bpf *skel)
+/* Private maps (nothing is pinned, nothing outlives the test), both
+ * programs, prepared the way the loader prepares them. */
+static struct floodgate_bpf *load_skel_with(const char *config, bool test_clock, bool naive)
 {
-	struct bpf_map *map;
+	const struct fg_skel_opts opts = {
+		.progs = FG_SKEL_EVERY_PROG, .test_clock = test_clock, .naive_update = naive};
+	struct floodgate_bpf *skel;
 
-	bpf_object__for_each_map (map, skel->obj) {
-		bpf_map__set_pin_path(map, NULL);
-	}
+	return fg_skel_prepare_text(config, &opts, &skel) ? NULL : skel;
 }
 
-static struct floodgate_bpf *load_skel(bool test_clock, bool naive)
-{
-	struct floodgate_bpf *skel = floodgate_bpf__open();
-
-	if (!skel)
-		return NULL;
-	unpin_all(skel);
-	skel->rodata->fg_test_clock = test_clock;
-	skel->rodata->fg_test_naive_update = naive;
-	if (floodgate_bpf__load(skel)) {
-		floodgate_bpf__destroy(skel);
-		return NULL;
-	}
-	return skel;
-}
-
+/* Replaces the active policy of a loaded skeleton, in slot 0. */
 static int push_config(struct floodgate_bpf *skel, const char *text)
 {
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
-	struct fg_policy_maps maps;
-	int err = -ENOMEM;
+	struct fg_pinned maps;
+	int err = cfg ? fg_config_parse_string("test", text, cfg, stderr) : -ENOMEM;
 
-	if (cfg && compiled)
-		err = fg_config_parse_string("test", text, cfg, stderr);
 	if (!err)
-		err = fg_policy_compile(cfg, 0, compiled);
-	fg_policy_maps_from_skel(skel, &maps);
+		err = fg_pinned_from_object(skel->obj, &maps);
 	if (!err)
-		err = fg_policy_write_slot(&maps, 0, compiled);
-	if (!err)
-		err = fg_policy_activate(&maps, 0);
+		err = fg_skel_push(&maps.maps, cfg, NULL, 0);
 	free(cfg);
-	free(compiled);
 	return err;
 }
 
@@ -112,8 +92,8 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	f->skel = load_skel(true, false);
-	if (!f->skel || push_config(f->skel, test_config)) {
+	f->skel = load_skel_with(test_config, true, false);
+	if (!f->skel) {
 		fprintf(stderr, "cannot load floodgate: %s\n", strerror(errno));
 		return -1;
 	}
@@ -472,7 +452,7 @@ static void test_live_reload_keeps_state(void **state)
 {
 	struct floodgate_bpf *skel = ((struct fixture *)*state)->skel;
 	struct pkt_spec a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
-	struct fg_policy_maps maps;
+	struct fg_pinned pinned;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	struct fg_compiled *compiled = malloc(sizeof(*compiled));
 
@@ -485,14 +465,100 @@ static void test_live_reload_keeps_state(void **state)
 						cfg, stderr),
 			 0);
 	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);
-	fg_policy_maps_from_skel(skel, &maps);
-	assert_int_equal(fg_policy_write_slot(&maps, 1, compiled), 0);
-	assert_int_equal(fg_policy_carry_stats(&maps, 0, 1), 0);
-	assert_int_equal(fg_policy_activate(&maps, 1), 0);
+	assert_int_equal(fg_pinned_from_object(skel->obj, &pinned), 0);
+	assert_int_equal(fg_policy_write_slot(&pinned.maps, 1, compiled), 0);
+	assert_int_equal(fg_policy_carry_stats(&pinned.maps, 0, 1), 0);
+	assert_int_equal(fg_policy_activate(&pinned.maps, 1), 0);
 	assert_int_equal(xdp_passed(skel, T0, &a, 3), 0);
 	assert_int_equal(policy_stats(skel, FG_MAX_POLICIES + 1).matched_packets, 8 + 3);
 	free(cfg);
 	free(compiled);
+}
+
+/* The set `text` compiles to, for fg_pinned_reclaim_state(). */
+static void compile_set(const char *text, struct fg_policy_set *set)
+{
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+
+	assert_int_equal(fg_config_parse_string("test", text, cfg, stderr), 0);
+	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);
+	*set = compiled->set;
+	free(cfg);
+	free(compiled);
+}
+
+/* What a reload keeps and reclaims: the state of a policy that keeps its
+ * name, algorithm and (for sliding_log) COUNT stays; a removed policy's, or
+ * a sliding_log policy's whose COUNT changed, is deleted from its table. */
+static void test_reload_reclaims_state(void **state)
+{
+	static const char loaded[] = "[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\n"
+				     "rate = 3/s\n[policy tb]\nmatch = udp dport 10\nrate = 3/s\n"
+				     "burst = 3\n";
+	struct pkt_spec udp = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
+	struct pkt_spec other = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 10};
+	struct fg_policy_set *old = malloc(sizeof(*old)), *next = malloc(sizeof(*next));
+	struct floodgate_bpf *skel = load_skel_with(loaded, true, false);
+	struct fg_pinned pinned;
+
+	(void)state;
+	assert_non_null(skel);
+	assert_int_equal(fg_pinned_from_object(skel->obj, &pinned), 0);
+	assert_int_equal(xdp_passed(skel, T0, &udp, 5), 3);
+	assert_int_equal(xdp_passed(skel, T0, &other, 5), 3);
+	compile_set(loaded, old);
+	/* another rate for tb, the same COUNT for log: both kept */
+	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 3/min\n"
+		    "[policy tb]\nmatch = udp dport 10\nrate = 30/s\n",
+		    next);
+	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 0);
+	/* log's COUNT changes: its ring goes; tb is removed: its bucket goes */
+	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 4/s\n",
+		    next);
+	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 2);
+	assert_int_equal(bpf_map_get_next_key(pinned.logs, NULL, &(struct fg_source_key){}),
+			 -ENOENT);
+	assert_int_equal(bpf_map_get_next_key(pinned.sources, NULL, &(struct fg_source_key){}),
+			 -ENOENT);
+	floodgate_bpf__destroy(skel);
+	free(old);
+	free(next);
+}
+
+/* Every map the BPF object pins has a row in the pinned-map table with its
+ * type and sizes, and every row is a map the object pins: a map added on
+ * the BPF side without a row would be missed by open, close, status and
+ * the reload fit check. */
+static void test_pinned_table_covers_every_map(void **state)
+{
+	struct floodgate_bpf *skel = floodgate_bpf__open();
+	const struct fg_pinned_map *row;
+	struct bpf_map *map;
+	size_t pinned = 0, i;
+
+	(void)state;
+	assert_non_null(skel);
+	bpf_object__for_each_map (map, skel->obj) {
+		if (!bpf_map__pin_path(map))
+			continue;
+		pinned++;
+		row = fg_pinned_find(bpf_map__name(map));
+		if (!row)
+			fail_msg("the pinned map %s has no row in fg_pinned_maps[]",
+				 bpf_map__name(map));
+		assert_int_equal(row->type, bpf_map__type(map));
+		assert_int_equal(row->key_size, bpf_map__key_size(map));
+		assert_int_equal(row->value_size, bpf_map__value_size(map));
+	}
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		map = bpf_object__find_map_by_name(skel->obj, fg_pinned_maps[i].name);
+		if (!map || !bpf_map__pin_path(map))
+			fail_msg("fg_pinned_maps[] names %s, which the object does not pin",
+				 fg_pinned_maps[i].name);
+	}
+	assert_int_equal(pinned, fg_pinned_map_count);
+	floodgate_bpf__destroy(skel);
 }
 
 /* The verifier's own count, from a stats-level log (BPF_LOG_STATS). The
@@ -501,6 +567,8 @@ static void test_live_reload_keeps_state(void **state)
 static void test_verifier_instruction_counts(void **state)
 {
 	static char log[64 * 1024];
+	const struct fg_skel_opts opts = {.progs = FG_SKEL_EVERY_PROG};
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	struct floodgate_bpf *skel = floodgate_bpf__open();
 	struct bpf_program *prog;
 	long processed;
@@ -508,11 +576,12 @@ static void test_verifier_instruction_counts(void **state)
 
 	(void)state;
 	assert_non_null(skel);
+	assert_int_equal(fg_config_parse_string("test", test_config, cfg, stderr), 0);
 	bpf_object__for_each_program (prog, skel->obj) {
-		struct floodgate_bpf *one = floodgate_bpf__open();
+		struct floodgate_bpf *one = fg_skel_open(cfg, &opts);
 		struct bpf_program *p;
 
-		unpin_all(one);
+		assert_non_null(one);
 		bpf_object__for_each_program (p, one->obj) {
 			bpf_program__set_autoload(
 				p, !strcmp(bpf_program__name(p), bpf_program__name(prog)));
@@ -531,6 +600,7 @@ static void test_verifier_instruction_counts(void **state)
 		floodgate_bpf__destroy(one);
 	}
 	floodgate_bpf__destroy(skel);
+	free(cfg);
 }
 
 /* --- each algorithm's signature, with an injected clock ------------------- */
@@ -538,10 +608,9 @@ static void test_verifier_instruction_counts(void **state)
 /* A skeleton with the test clock and one config; the test destroys it. */
 static struct floodgate_bpf *load_with(const char *config)
 {
-	struct floodgate_bpf *skel = load_skel(true, false);
+	struct floodgate_bpf *skel = load_skel_with(config, true, false);
 
 	assert_non_null(skel);
-	assert_int_equal(push_config(skel, config), 0);
 	return skel;
 }
 
@@ -988,13 +1057,12 @@ static void skip_unless_two_cpus(void)
 
 static void test_two_cpus_frozen_clock_exact(void **state)
 {
-	struct floodgate_bpf *skel = load_skel(true, false);
+	struct floodgate_bpf *skel = load_skel_with(concurrency_config, true, false);
 	__u64 passed;
 
 	(void)state;
 	skip_unless_two_cpus();
 	assert_non_null(skel);
-	assert_int_equal(push_config(skel, concurrency_config), 0);
 	skel->bss->fg_test_now_ns = T0;
 	/* 2 x 1M packets against a burst of 100000, time standing still */
 	passed = flood_two_cpus(skel, 100000, 10, NULL);
@@ -1045,13 +1113,12 @@ static void test_two_cpus_every_algorithm_exact(void **state)
 
 static void test_two_cpus_real_clock_bounded(void **state)
 {
-	struct floodgate_bpf *skel = load_skel(false, false);
+	struct floodgate_bpf *skel = load_skel_with(concurrency_config, false, false);
 	__u64 passed, elapsed, limit;
 
 	(void)state;
 	skip_unless_two_cpus();
 	assert_non_null(skel);
-	assert_int_equal(push_config(skel, concurrency_config), 0);
 	passed = flood_two_cpus(skel, 100000, 10, &elapsed);
 	/* burst + rate x elapsed, +1 for the token that is due at the edge */
 	limit = 100000 + elapsed * 1000 / SEC + 1;
@@ -1072,10 +1139,9 @@ static void test_two_cpus_naive_update_overshoots(void **state)
 	(void)state;
 	skip_unless_two_cpus();
 	for (attempt = 0; attempt < 5 && passed <= 100000; attempt++) {
-		struct floodgate_bpf *skel = load_skel(true, true);
+		struct floodgate_bpf *skel = load_skel_with(concurrency_config, true, true);
 
 		assert_non_null(skel);
-		assert_int_equal(push_config(skel, concurrency_config), 0);
 		skel->bss->fg_test_now_ns = T0;
 		passed = flood_two_cpus(skel, 100000, 10, NULL);
 		floodgate_bpf__destroy(skel);
@@ -1111,6 +1177,8 @@ int main(void)
 		cmocka_unit_test(test_bans_escalate),
 		cmocka_unit_test(test_sixty_four_layers),
 		cmocka_unit_test(test_new_source_budget),
+		cmocka_unit_test(test_pinned_table_covers_every_map),
+		cmocka_unit_test(test_reload_reclaims_state),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
 		cmocka_unit_test(test_two_cpus_every_algorithm_exact),
