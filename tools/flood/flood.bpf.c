@@ -43,7 +43,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "../user/flood.h"
+#include "flood.h"
 
 /* Load-time settings, filled in by user/flood.c between open and load. */
 const volatile __u64 cfg_cookie = 0;   /* random per run, in the metadata */
