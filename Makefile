@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# floodgate build: BPF objects -> libbpf skeletons -> one userspace binary.
+# floodgate build: BPF objects -> libbpf skeletons -> the floodgate binary;
+# the traffic generator (tools/flood/) and the benchmark and test fixtures
+# (tests/) are built beside it, never into it.
 # `make V=1` shows the commands.
 
 PREFIX  ?= /usr/local
@@ -17,7 +19,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
 PKGS      := libbpf libxdp
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 $(WARNINGS) -Iinclude -Iuser -I$(FLOOD_DIR) -I$(BUILD) \
+CFLAGS    += -std=gnu11 $(WARNINGS) -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lpthread -lm
 CMOCKA    := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -50,6 +52,7 @@ FLOOD_HDRS  := $(wildcard $(FLOOD_DIR)/*.h)
 FLOOD_SRCS  := $(wildcard $(FLOOD_DIR)/*.c)
 FLOOD_SRCS  := $(filter-out %.bpf.c,$(FLOOD_SRCS))
 FLOOD_OBJS  := $(patsubst $(FLOOD_DIR)/%.c,$(BUILD)/$(FLOOD_DIR)/%.o,$(FLOOD_SRCS))
+FLOOD_BIN   := $(BUILD)/floodgate-flood
 FLOOD_CHECK := $(BUILD)/flood_check.bpf.o
 BENCH_BPF   := $(BUILD)/baseline.bpf.o
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
@@ -79,15 +82,19 @@ $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/floodgate: $(BUILD)/user/main.o $(USER_OBJS) $(FLOOD_OBJS)
+$(BUILD)/floodgate: $(BUILD)/user/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-# --- the traffic generator (linked into floodgate for now) --------------------
+# --- the traffic generator (its own binary; shares only the logger) ----------
 $(BUILD)/$(FLOOD_DIR)/%.o: $(FLOOD_DIR)/%.c $(FLOOD_HDRS) user/log.h $(BUILD)/flood.skel.h \
 		| $(BUILD)/$(FLOOD_DIR)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -I$(FLOOD_DIR) -c $< -o $@
+
+$(FLOOD_BIN): $(FLOOD_OBJS) $(BUILD)/user/log.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # --- tests -----------------------------------------------------------------
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
@@ -107,7 +114,7 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
-tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog \
+tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
 	$(FLOOD_CHECK) $(BENCH_BPF)
 
 unit-test: $(UNIT_TESTS)
@@ -116,7 +123,7 @@ unit-test: $(UNIT_TESTS)
 prog-test: $(PROG_TESTS)
 	$(Q)set -e; for t in $(PROG_TESTS); do echo "== $$t"; $$t; done
 
-integration-test: $(BUILD)/floodgate $(FLOOD_CHECK)
+integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK)
 	$(Q)set -e; for t in tests/integration/test_*.sh; do bash $$t; done
 
 # The one test command (README, .ci/run): installs what is missing first.
@@ -127,7 +134,7 @@ test:
 
 demo:
 	$(Q)scripts/install-deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(FLOOD_BIN)
 	$(Q)scripts/demo.sh
 
 bench:

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flood.h"
 #include "floodgate.h"
 #include "loader.h"
 #include "log.h"
@@ -28,7 +27,6 @@ static const char usage_text[] =
 	"                          drop a source or prefix (until unbanned, by default)\n"
 	"  unban IFACE ADDR[/LEN]  lift a ban\n"
 	"  bans IFACE              list bans with their remaining time\n"
-	"  flood --dev IFACE ...   traffic generator for tests and benchmarks (flood --help)\n"
 	"  help, --version\n"
 	"\n"
 	"  -v                      more logging (repeat for libbpf/libxdp debug output)\n"
@@ -171,9 +169,6 @@ int main(int argc, char **argv)
 		printf("floodgate %s\n", FG_VERSION);
 		return FG_EXIT_OK;
 	}
-	if (!strcmp(cmd, "flood"))
-		return fg_cmd_flood(argc, argv);
-
 	if (!strcmp(cmd, "load")) {
 		struct fg_load_opts opts;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `floodgate flood`: traffic generator. Runs bpf/flood.bpf.c with
+ * floodgate-flood: the traffic generator. Runs flood.bpf.c with
  * BPF_PROG_TEST_RUN in live-frames mode, ingress_ifindex = --dev, so every
  * repeat is one frame that the program rewrites and sends with XDP_TX.
  *
@@ -78,7 +78,7 @@
 #define PER_SOURCE_MAX (1U << 20) /* larger K: per_source is left out */
 
 static const char flood_usage[] =
-	"Usage: floodgate flood --dev IFACE --dst ADDR (--count N | --duration SECONDS)\n"
+	"Usage: floodgate-flood --dev IFACE --dst ADDR (--count N | --duration SECONDS)\n"
 	"                       [--src SPEC] [--proto udp|tcp] [--sport N] [--dport N]\n"
 	"                       [--size BYTES] [--rate PPS] [--threads N] [--batch N]\n"
 	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--json]\n"
@@ -156,7 +156,7 @@ static int usage_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nRun 'floodgate flood --help' for usage.\n");
+	fprintf(stderr, "\nRun 'floodgate-flood --help' for usage.\n");
 	return EXIT_USAGE;
 }
 
@@ -928,7 +928,7 @@ static int allowed_cpus(int **out)
 }
 
 /* Attaches the program to the sending device in generic mode for the length
- * of the run (see bpf/flood.bpf.c): while it is attached somewhere, test_run
+ * of the run (see flood.bpf.c): while it is attached somewhere, test_run
  * finds it in the XDP dispatcher and does not wait for an RCU grace period
  * on every call. The link goes away with the process. */
 static int hold_in_dispatcher(struct flood_bpf *skel, int ifindex, const char *dev)
@@ -1021,7 +1021,8 @@ static __u64 *per_source(const struct flood_opts *o, const struct run *r, const 
 	return cnt;
 }
 
-int fg_cmd_flood(int argc, char **argv)
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage (see the usage text). */
+int main(int argc, char **argv)
 {
 	struct flood_bpf *skel = NULL;
 	struct worker *workers = NULL;
@@ -1040,6 +1041,7 @@ int fg_cmd_flood(int argc, char **argv)
 	bool stats_ok;
 	char src_desc[96];
 
+	fg_log_setup_libs();
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
@@ -1075,7 +1077,8 @@ int fg_cmd_flood(int argc, char **argv)
 	}
 	if (bpf_map__value_size(skel->maps.bss) != sizeof(*skel->bss) ||
 	    bpf_map__value_size(skel->maps.rodata) != sizeof(*skel->rodata)) {
-		fprintf(stderr, "Error: build/flood.skel.h does not match user/flood.h; rebuild\n");
+		fprintf(stderr,
+			"Error: build/flood.skel.h does not match tools/flood/flood.h; rebuild\n");
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -1276,7 +1279,7 @@ int fg_cmd_flood(int argc, char **argv)
 			"without XDP program and GRO?)\n",
 			o.dev, (unsigned long long)tx_dropped);
 	if (flood_signalled)
-		fprintf(stderr, "flood: interrupted\n");
+		fprintf(stderr, "floodgate-flood: interrupted\n");
 out:
 	free(counts);
 	free(perm);
