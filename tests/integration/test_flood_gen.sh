@@ -389,6 +389,8 @@ if flood "$n" --dst 10.0.0.2 --src 10.6.0.0+3 --duration 0.2; then
 		fail "$n: per_source not balanced: ${R[f_per_source]} for ${R[f_sent]}"
 	fi
 	expect_ge "$n: max_batch_ns > 0" "${R[f_max_batch_ns]}" 1
+	help_batch=$("$FLOOD_GEN" --help | sed -n 's/.*--batch N .* default \([0-9]*\);.*/\1/p')
+	expect_eq "$n: --help states the default batch the run used" "$help_batch" "${R[f_batch]}"
 fi
 
 # ---- the kernel stack accepts the frames -----------------------------------
@@ -474,6 +476,15 @@ usage_case "bad protocol" "--proto" --dev fgA --dst 10.0.0.2 --proto icmp --coun
 usage_case "+K past the end" "past the end" --dev fgA --dst 10.0.0.2 --src 255.255.255.250+7 --count 1
 usage_case "unknown device" "no such device" --dev fgNope --dst 10.0.0.2 --count 1
 usage_case "bad MAC" "--dst-mac" --dev fgA --dst 10.0.0.2 --dst-mac 02:00:00:00:00 --count 1
+usage_case "bad --threads" "--threads" --dev fgA --dst 10.0.0.2 --count 1 --threads 0
+usage_case "unknown option" "unknown option '--bogus'" --dev fgA --dst 10.0.0.2 --count 1 --bogus
+usage_case "option without its value" "--count needs a value" --dev fgA --dst 10.0.0.2 --count
+usage_case "stray argument" "unexpected argument 'extra'" --dev fgA --dst 10.0.0.2 --count 1 extra
+if "$FLOOD_GEN" --help >"$WORK/out" 2>"$WORK/err" && grep -q '^Usage: floodgate-flood ' "$WORK/out"; then
+	pass "usage: --help prints the usage and exits 0"
+else
+	fail "usage: --help: $(head -c 300 "$WORK/out" "$WORK/err")"
+fi
 
 # A veth whose peer is in another namespace: no default destination MAC.
 unshare -n sleep 60 &

@@ -65,100 +65,10 @@
 #include "flood.h"
 #include "flood.skel.h"
 #include "log.h"
+#include "opts.h"
 
-#define EXIT_OK	   0
-#define EXIT_FAIL  1
-#define EXIT_USAGE 2
-
-#define META_LEN       8 /* the cookie */
-#define DEFAULT_BATCH  4096
-#define MAX_BATCH      (1U << 20)
-#define MAX_THREADS    256
-#define MAX_FRAME      1514
+#define META_LEN       8	  /* the cookie */
 #define PER_SOURCE_MAX (1U << 20) /* larger K: per_source is left out */
-
-static const char flood_usage[] =
-	"Usage: floodgate-flood --dev IFACE --dst ADDR (--count N | --duration SECONDS)\n"
-	"                       [--src SPEC] [--proto udp|tcp] [--sport N] [--dport N]\n"
-	"                       [--size BYTES] [--rate PPS] [--threads N] [--batch N]\n"
-	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--json]\n"
-	"\n"
-	"Sends frames out of IFACE with BPF_PROG_TEST_RUN live frames and XDP_TX, so\n"
-	"for a veth they arrive at its peer. The peer must run a native XDP program or\n"
-	"have GRO on (ethtool -K PEER gro on), or the frames are dropped silently.\n"
-	"\n"
-	"  --dev IFACE         the sending device, in this network namespace\n"
-	"  --dst ADDR          destination IPv4 or IPv6 address\n"
-	"  --src SPEC          ADDR            one source (default 10.0.0.1 or fd00::1)\n"
-	"                      ADDR+K          K consecutive sources; frame i (counted over\n"
-	"                                      all threads) uses ADDR + (i mod K)\n"
-	"                      ADDR+K:shuffle  the same K sources in a fixed pseudo-random\n"
-	"                                      order (see --seed); K <= 16777216\n"
-	"                      PREFIX/LEN      a uniformly random source in PREFIX per frame\n"
-	"                      IPv6 +K counts in the low 32 bits. The family must match --dst.\n"
-	"  --proto udp|tcp     default udp; tcp sends SYNs with sequence number i\n"
-	"  --sport N           default 1024\n"
-	"  --dport N           default 9\n"
-	"  --size BYTES        frame size without FCS, from the headers (42 IPv4/UDP,\n"
-	"                      54 IPv4/TCP, 62 IPv6/UDP, 74 IPv6/TCP) to 1514; default\n"
-	"                      60 or the headers if larger. The payload is zeros.\n"
-	"  --count N           frames in total, over all threads\n"
-	"  --duration SECONDS  or: stop sending after this long (decimals allowed)\n"
-	"  --rate PPS          cap on the total rate (paced per batch, no drift)\n"
-	"  --threads N         default 1; thread i is pinned to the (i mod n)-th of the\n"
-	"                      n CPUs this process may run on\n"
-	"  --batch N           frames per test_run call, default 64; with --rate at most\n"
-	"                      PPS/1000\n"
-	"  --dst-mac MAC       required unless IFACE is a veth whose peer is in this\n"
-	"                      namespace; then the peer's address is the default\n"
-	"  --src-mac MAC       default: IFACE's address\n"
-	"  --seed N            seed of the :shuffle permutation (default 1)\n"
-	"  --json              print one JSON object: sent, elapsed_ns, start_ns, end_ns\n"
-	"                      (CLOCK_MONOTONIC: the first frame's batch to the last's;\n"
-	"                      elapsed_ns counts from the run's start, before the first\n"
-	"                      batch), max_batch_ns, threads, sources (0 when\n"
-	"                      random), batch, rate, tx_dropped and per_source (fixed and\n"
-	"                      +K sources, in address order, when K <= 1048576)\n"
-	"\n"
-	"Exit codes: 0 ok, 1 runtime failure, 2 bad usage.\n";
-
-struct flood_opts {
-	const char *dev;
-	const char *dst_str;
-	const char *src_str;
-	int family; /* AF_INET or AF_INET6 */
-	__u8 dst[16];
-	__u8 src[16];	/* the first source, or the prefix (masked) */
-	int src_mode;	/* enum flood_src_mode */
-	__u32 nsrc;	/* SEQ/SHUFFLE */
-	int prefix_len; /* RANDOM */
-	int proto;	/* IPPROTO_UDP or IPPROTO_TCP */
-	__u16 sport, dport;
-	__u32 size;
-	__u64 count;	 /* 0: duration mode */
-	double duration; /* seconds */
-	double rate;	 /* 0: unpaced */
-	__u32 threads;
-	__u32 batch;
-	__u8 dst_mac[ETH_ALEN], src_mac[ETH_ALEN];
-	bool have_dst_mac, have_src_mac;
-	__u64 seed;
-	bool json;
-};
-
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "Error: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nRun 'floodgate-flood --help' for usage.\n");
-	return EXIT_USAGE;
-}
 
 static __u64 mono_ns(void)
 {
@@ -166,330 +76,6 @@ static __u64 mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
-/* ---- parsing ----------------------------------------------------------- */
-
-static bool parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_double(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	if (!*s)
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < min || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-static bool parse_mac(const char *s, __u8 mac[ETH_ALEN])
-{
-	unsigned int b[ETH_ALEN];
-	int n = 0, i;
-
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%n", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &n) !=
-		    6 ||
-	    n != 17 || s[n])
-		return false;
-	for (i = 0; i < ETH_ALEN; i++)
-		mac[i] = (__u8)b[i];
-	return true;
-}
-
-/* Returns AF_INET or AF_INET6, or 0. */
-static int parse_addr(const char *s, __u8 addr[16])
-{
-	memset(addr, 0, 16);
-	if (inet_pton(AF_INET, s, addr) == 1)
-		return AF_INET;
-	if (inet_pton(AF_INET6, s, addr) == 1)
-		return AF_INET6;
-	return 0;
-}
-
-static int addr_len(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
-/* The 32-bit word that +K counts in: the IPv4 address or the IPv6 low word. */
-static __u32 low_word(const __u8 *addr, int family)
-{
-	__u32 w;
-
-	memcpy(&w, addr + (family == AF_INET ? 0 : 12), 4);
-	return ntohl(w);
-}
-
-static int parse_src(struct flood_opts *o)
-{
-	const char *spec =
-		o->src_str ? o->src_str : (o->family == AF_INET ? "10.0.0.1" : "fd00::1");
-	char buf[128], *sep;
-	int family, i;
-
-	if (strlen(spec) >= sizeof(buf))
-		return usage_err("--src '%s' is too long", spec);
-	strcpy(buf, spec);
-	o->nsrc = 1;
-	o->src_mode = FLOOD_SRC_SEQ;
-
-	if ((sep = strchr(buf, '/'))) {
-		__u64 len;
-
-		*sep = '\0';
-		family = parse_addr(buf, o->src);
-		if (!family)
-			return usage_err("--src '%s': '%s' is not an IPv4 or IPv6 address", spec,
-					 buf);
-		if (!parse_u64(sep + 1, 0, family == AF_INET ? 32 : 128, &len))
-			return usage_err("--src '%s': prefix length must be 0-%d", spec,
-					 family == AF_INET ? 32 : 128);
-		o->prefix_len = (int)len;
-		for (i = 0; i < addr_len(family); i++) {
-			int bits = o->prefix_len - 8 * i;
-
-			if (bits <= 0)
-				o->src[i] = 0;
-			else if (bits < 8)
-				o->src[i] &= (__u8)(0xff << (8 - bits));
-		}
-		/* A full-length prefix is one fixed source. */
-		if (o->prefix_len < addr_len(family) * 8)
-			o->src_mode = FLOOD_SRC_RANDOM;
-	} else if ((sep = strchr(buf, '+'))) {
-		char *shuffle;
-		__u64 k;
-
-		*sep = '\0';
-		shuffle = strchr(sep + 1, ':');
-		if (shuffle) {
-			*shuffle++ = '\0';
-			if (strcmp(shuffle, "shuffle"))
-				return usage_err(
-					"--src '%s': unknown suffix ':%s' (only ':shuffle')", spec,
-					shuffle);
-		}
-		family = parse_addr(buf, o->src);
-		if (!family)
-			return usage_err("--src '%s': '%s' is not an IPv4 or IPv6 address", spec,
-					 buf);
-		if (!parse_u64(sep + 1, 1, UINT32_MAX, &k))
-			return usage_err("--src '%s': K must be an integer from 1 to %u", spec,
-					 UINT32_MAX);
-		if ((__u64)low_word(o->src, family) + k - 1 > UINT32_MAX)
-			return usage_err("--src '%s': ADDR+K runs past the end of the %s", spec,
-					 family == AF_INET ? "address space" : "low 32 bits");
-		if (shuffle && k > FLOOD_MAX_SHUFFLE)
-			return usage_err("--src '%s': at most %u shuffled sources", spec,
-					 FLOOD_MAX_SHUFFLE);
-		o->nsrc = (__u32)k;
-		if (shuffle && k > 1)
-			o->src_mode = FLOOD_SRC_SHUFFLE;
-	} else {
-		family = parse_addr(buf, o->src);
-		if (!family)
-			return usage_err("--src '%s' is not an IPv4 or IPv6 address", spec);
-	}
-	if (family != o->family)
-		return usage_err("--src '%s' and --dst '%s' are of different address families",
-				 spec, o->dst_str);
-	return 0;
-}
-
-static __u32 headers_len(const struct flood_opts *o)
-{
-	return ETH_HLEN + (o->family == AF_INET ? 20 : 40) + (o->proto == IPPROTO_TCP ? 20 : 8);
-}
-
-static int parse_opts(int argc, char **argv, struct flood_opts *o)
-{
-	enum {
-		O_DEV = 256,
-		O_DST,
-		O_SRC,
-		O_PROTO,
-		O_SPORT,
-		O_DPORT,
-		O_SIZE,
-		O_COUNT,
-		O_DURATION,
-		O_RATE,
-		O_THREADS,
-		O_BATCH,
-		O_DST_MAC,
-		O_SRC_MAC,
-		O_SEED,
-		O_JSON,
-	};
-	static const struct option options[] = {
-		{"dev", required_argument, NULL, O_DEV},
-		{"dst", required_argument, NULL, O_DST},
-		{"src", required_argument, NULL, O_SRC},
-		{"proto", required_argument, NULL, O_PROTO},
-		{"sport", required_argument, NULL, O_SPORT},
-		{"dport", required_argument, NULL, O_DPORT},
-		{"size", required_argument, NULL, O_SIZE},
-		{"count", required_argument, NULL, O_COUNT},
-		{"duration", required_argument, NULL, O_DURATION},
-		{"rate", required_argument, NULL, O_RATE},
-		{"threads", required_argument, NULL, O_THREADS},
-		{"batch", required_argument, NULL, O_BATCH},
-		{"dst-mac", required_argument, NULL, O_DST_MAC},
-		{"src-mac", required_argument, NULL, O_SRC_MAC},
-		{"seed", required_argument, NULL, O_SEED},
-		{"json", no_argument, NULL, O_JSON},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *size_str = NULL;
-	bool have_count = false, have_duration = false;
-	__u64 v;
-	int opt, ret;
-
-	*o = (struct flood_opts){.proto = IPPROTO_UDP,
-				 .sport = 1024,
-				 .dport = 9,
-				 .threads = 1,
-				 .batch = DEFAULT_BATCH,
-				 .seed = 1};
-	optind = 0; /* full getopt reinitialisation (glibc) */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (opt) {
-		case O_DEV:
-			o->dev = optarg;
-			break;
-		case O_DST:
-			o->dst_str = optarg;
-			break;
-		case O_SRC:
-			o->src_str = optarg;
-			break;
-		case O_PROTO:
-			if (!strcmp(optarg, "udp"))
-				o->proto = IPPROTO_UDP;
-			else if (!strcmp(optarg, "tcp"))
-				o->proto = IPPROTO_TCP;
-			else
-				return usage_err("--proto must be udp or tcp, not '%s'", optarg);
-			break;
-		case O_SPORT:
-		case O_DPORT:
-			if (!parse_u64(optarg, 0, 65535, &v))
-				return usage_err("--%s must be a port number 0-65535, not '%s'",
-						 opt == O_SPORT ? "sport" : "dport", optarg);
-			*(opt == O_SPORT ? &o->sport : &o->dport) = (__u16)v;
-			break;
-		case O_SIZE:
-			size_str = optarg;
-			break;
-		case O_COUNT:
-			if (!parse_u64(optarg, 1, UINT64_MAX / 2, &o->count))
-				return usage_err("--count must be a positive integer, not '%s'",
-						 optarg);
-			have_count = true;
-			break;
-		case O_DURATION:
-			if (!parse_double(optarg, 0, 1e7, &o->duration) || o->duration <= 0)
-				return usage_err(
-					"--duration must be a positive number of seconds, not '%s'",
-					optarg);
-			have_duration = true;
-			break;
-		case O_RATE:
-			if (!parse_double(optarg, 0, 1e10, &o->rate) || o->rate <= 0)
-				return usage_err("--rate must be a positive number of frames per "
-						 "second, not '%s'",
-						 optarg);
-			break;
-		case O_THREADS:
-			if (!parse_u64(optarg, 1, MAX_THREADS, &v))
-				return usage_err("--threads must be 1-%d, not '%s'", MAX_THREADS,
-						 optarg);
-			o->threads = (__u32)v;
-			break;
-		case O_BATCH:
-			if (!parse_u64(optarg, 1, MAX_BATCH, &v))
-				return usage_err("--batch must be 1-%u, not '%s'", MAX_BATCH,
-						 optarg);
-			o->batch = (__u32)v;
-			break;
-		case O_DST_MAC:
-		case O_SRC_MAC:
-			if (!parse_mac(optarg, opt == O_DST_MAC ? o->dst_mac : o->src_mac))
-				return usage_err("--%s must look like 02:00:00:00:00:01, not '%s'",
-						 opt == O_DST_MAC ? "dst-mac" : "src-mac", optarg);
-			*(opt == O_DST_MAC ? &o->have_dst_mac : &o->have_src_mac) = true;
-			break;
-		case O_SEED:
-			if (!parse_u64(optarg, 0, UINT64_MAX, &o->seed))
-				return usage_err("--seed must be a non-negative integer, not '%s'",
-						 optarg);
-			break;
-		case O_JSON:
-			o->json = true;
-			break;
-		case 'h':
-			fputs(flood_usage, stdout);
-			return -1;
-		case ':':
-			return usage_err("%s needs a value", argv[optind - 1]);
-		default:
-			return usage_err("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return usage_err("unexpected argument '%s'", argv[optind]);
-	if (!o->dev)
-		return usage_err("--dev IFACE is required");
-	if (!o->dst_str)
-		return usage_err("--dst ADDR is required");
-	if (have_count == have_duration)
-		return usage_err("give exactly one of --count N and --duration SECONDS");
-	o->family = parse_addr(o->dst_str, o->dst);
-	if (!o->family)
-		return usage_err("--dst '%s' is not an IPv4 or IPv6 address", o->dst_str);
-	ret = parse_src(o);
-	if (ret)
-		return ret;
-	if (size_str) {
-		if (!parse_u64(size_str, headers_len(o), MAX_FRAME, &v))
-			return usage_err("--size must be %u-%u for %s over %s, not '%s'",
-					 headers_len(o), MAX_FRAME,
-					 o->proto == IPPROTO_TCP ? "TCP" : "UDP",
-					 o->family == AF_INET ? "IPv4" : "IPv6", size_str);
-		o->size = (__u32)v;
-	} else {
-		o->size = headers_len(o) > 60 ? headers_len(o) : 60;
-	}
-	if (o->rate > 0) {
-		double per_ms = floor(o->rate / 1000);
-
-		if (per_ms < 1)
-			per_ms = 1;
-		if (per_ms < o->batch)
-			o->batch = (__u32)per_ms;
-	}
-	return 0;
 }
 
 /* ---- the device, over rtnetlink ---------------------------------------- */
@@ -631,8 +217,8 @@ static void put16(__u8 *p, __u16 v)
  * the template and partial sums the program needs. */
 static void build_frame(const struct flood_opts *o, __u8 *frame, struct flood_bpf__rodata *rd)
 {
-	int alen = addr_len(o->family), l3len = o->family == AF_INET ? 20 : 40;
-	__u32 l4len = o->size - ETH_HLEN - l3len, hlen = headers_len(o);
+	int alen = flood_addr_len(o->family), l3len = o->family == AF_INET ? 20 : 40;
+	__u32 l4len = o->size - ETH_HLEN - l3len, hlen = flood_headers_len(o);
 	__u8 *ip = frame + ETH_HLEN, *l4 = ip + l3len, pseudo[40];
 	int i;
 
@@ -689,7 +275,7 @@ static void build_frame(const struct flood_opts *o, __u8 *frame, struct flood_bp
 	rd->cfg_proto = (__u8)o->proto;
 	rd->cfg_src_mode = (__u8)o->src_mode;
 	rd->cfg_nsrc = o->nsrc;
-	rd->cfg_src_low = low_word(o->src, o->family);
+	rd->cfg_src_low = flood_low_word(o->src, o->family);
 	for (i = 0; i < alen / 4; i++) {
 		int bits = o->prefix_len - 32 * i;
 		__u32 host = bits <= 0 ? 0xffffffff : bits >= 32 ? 0 : 0xffffffff >> bits;
@@ -1021,121 +607,156 @@ static __u64 *per_source(const struct flood_opts *o, const struct run *r, const 
 	return cnt;
 }
 
-/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage (see the usage text). */
-int main(int argc, char **argv)
-{
-	struct flood_bpf *skel = NULL;
-	struct worker *workers = NULL;
-	struct link_info dev_li, peer_li, after_li;
-	struct run r = {0};
+/* ---- one invocation ---------------------------------------------------- */
+
+/* Everything one invocation owns; session_free() releases it. */
+struct session {
 	struct flood_opts o;
-	__u8 frame[META_LEN + MAX_FRAME] __attribute__((aligned(8)));
-	int hold = -1;
-	__u64 cookie;
-	__u64 sent_bpf = 0, frames = 0, hole_frames = 0, start_ns, end_ns = 0, max_batch = 0;
-	__u64 elapsed, *counts = NULL, tx_dropped = 0;
-	__u32 *perm = NULL, i;
-	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
-	sigset_t block, old_mask;
-	int ret, err, ifindex, created = 0;
+	int ifindex;
+	struct flood_bpf *skel;
+	int hold;    /* the generic-mode link (hold_in_dispatcher), or -1 */
+	__u32 *perm; /* SHUFFLE: the permutation, for the per-source report */
+	__u8 frame[META_LEN + FLOOD_MAX_FRAME] __attribute__((aligned(8)));
+	struct run r;
+	struct worker *workers;
+	__u32 started; /* threads created */
+	struct link_info before;
+	bool stats_ok; /* the device's counters were read before the run */
+};
+
+/* What the run did, as reported. */
+struct result {
+	__u64 sent; /* frames the program returned XDP_TX for */
+	__u64 start_ns, end_ns, elapsed_ns, max_batch_ns;
 	bool stats_ok;
-	char src_desc[96];
+	__u64 tx_dropped;
+	__u64 *counts; /* frames per source, or NULL */
+};
 
-	fg_log_setup_libs();
-	ret = parse_opts(argc, argv, &o);
-	if (ret)
-		return ret < 0 ? EXIT_OK : ret;
+/* Finds --dev and fills in the MAC addresses not given. */
+static int resolve_device(struct flood_opts *o, int *ifindex)
+{
+	struct link_info dev_li, peer_li;
+	int err;
 
-	ifindex = (int)if_nametoindex(o.dev);
-	if (!ifindex)
-		return usage_err("--dev '%s': no such device in this network namespace", o.dev);
-	err = link_query(ifindex, &dev_li);
+	*ifindex = (int)if_nametoindex(o->dev);
+	if (!*ifindex)
+		return flood_usage_err("--dev '%s': no such device in this network namespace",
+				       o->dev);
+	err = link_query(*ifindex, &dev_li);
 	if (err) {
-		fprintf(stderr, "Error: cannot query device '%s': %s\n", o.dev, strerror(-err));
-		return EXIT_FAIL;
+		fprintf(stderr, "Error: cannot query device '%s': %s\n", o->dev, strerror(-err));
+		return FLOOD_EXIT_FAIL;
 	}
-	if (!o.have_src_mac) {
+	if (!o->have_src_mac) {
 		if (!dev_li.has_mac)
-			return usage_err("--dev '%s' has no Ethernet address: give --src-mac",
-					 o.dev);
-		memcpy(o.src_mac, dev_li.mac, ETH_ALEN);
+			return flood_usage_err("--dev '%s' has no Ethernet address: give --src-mac",
+					       o->dev);
+		memcpy(o->src_mac, dev_li.mac, ETH_ALEN);
 	}
-	if (!o.have_dst_mac) {
+	if (!o->have_dst_mac) {
 		if (!dev_li.is_veth || dev_li.other_netns || dev_li.link <= 0 ||
 		    link_query(dev_li.link, &peer_li) || !peer_li.has_mac ||
-		    peer_li.link != ifindex)
-			return usage_err("need --dst-mac: '%s' is not a veth whose peer is in this "
-					 "network namespace",
-					 o.dev);
-		memcpy(o.dst_mac, peer_li.mac, ETH_ALEN);
+		    peer_li.link != *ifindex)
+			return flood_usage_err(
+				"need --dst-mac: '%s' is not a veth whose peer is in "
+				"this network namespace",
+				o->dev);
+		memcpy(o->dst_mac, peer_li.mac, ETH_ALEN);
 	}
+	return FLOOD_EXIT_OK;
+}
 
-	skel = flood_bpf__open();
-	if (!skel) {
+/* Opens the program, writes the frame and its template, loads it, and
+ * fills the permutation of a shuffled range. */
+static int prepare_program(struct session *s)
+{
+	const struct flood_opts *o = &s->o;
+	__u64 cookie;
+	int err;
+
+	s->skel = flood_bpf__open();
+	if (!s->skel) {
 		fprintf(stderr, "Error: cannot open the flood BPF object: %s\n", strerror(errno));
-		return EXIT_FAIL;
+		return FLOOD_EXIT_FAIL;
 	}
-	if (bpf_map__value_size(skel->maps.bss) != sizeof(*skel->bss) ||
-	    bpf_map__value_size(skel->maps.rodata) != sizeof(*skel->rodata)) {
-		fprintf(stderr,
-			"Error: build/flood.skel.h does not match tools/flood/flood.h; rebuild\n");
-		ret = EXIT_FAIL;
-		goto out;
+	if (bpf_map__value_size(s->skel->maps.bss) != sizeof(*s->skel->bss) ||
+	    bpf_map__value_size(s->skel->maps.rodata) != sizeof(*s->skel->rodata)) {
+		fprintf(stderr, "Error: build/flood.skel.h does not match tools/flood/flood.h; "
+				"rebuild\n");
+		return FLOOD_EXIT_FAIL;
 	}
 	if (getrandom(&cookie, sizeof(cookie), 0) != sizeof(cookie))
 		cookie = mono_ns() ^ ((__u64)getpid() << 32);
-	skel->rodata->cfg_cookie = cookie;
-	memcpy(frame, &cookie, META_LEN);
-	build_frame(&o, frame + META_LEN, skel->rodata);
-	if (o.src_mode == FLOOD_SRC_SHUFFLE)
-		bpf_map__set_max_entries(skel->maps.flood_perm, (o.nsrc + 1) / 2);
-	err = flood_bpf__load(skel);
+	s->skel->rodata->cfg_cookie = cookie;
+	memcpy(s->frame, &cookie, META_LEN);
+	build_frame(o, s->frame + META_LEN, s->skel->rodata);
+	if (o->src_mode == FLOOD_SRC_SHUFFLE)
+		bpf_map__set_max_entries(s->skel->maps.flood_perm, (o->nsrc + 1) / 2);
+	err = flood_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "Error: cannot load the flood BPF program: %s\n", strerror(-err));
-		ret = EXIT_FAIL;
-		goto out;
+		return FLOOD_EXIT_FAIL;
 	}
 	/* A single-frame test run never touches the dispatcher; leave the
 	 * device free for another generator that needs it. */
-	if (o.batch > 1)
-		hold = hold_in_dispatcher(skel, ifindex, o.dev);
-	if (o.src_mode == FLOOD_SRC_SHUFFLE) {
-		err = fill_perm(skel, o.nsrc, o.seed, &perm);
+	if (o->batch > 1)
+		s->hold = hold_in_dispatcher(s->skel, s->ifindex, o->dev);
+	if (o->src_mode == FLOOD_SRC_SHUFFLE) {
+		err = fill_perm(s->skel, o->nsrc, o->seed, &s->perm);
 		if (err) {
 			fprintf(stderr, "Error: cannot fill the source permutation: %s\n",
 				strerror(-err));
-			ret = EXIT_FAIL;
-			goto out;
+			return FLOOD_EXIT_FAIL;
 		}
 	}
+	return FLOOD_EXIT_OK;
+}
 
-	r = (struct run){.skel = skel,
-			 .prog_fd = bpf_program__fd(skel->progs.flood_xdp),
-			 .ifindex = ifindex,
-			 .frame = frame,
-			 .size = o.size,
-			 .batch = o.batch,
-			 .nsrc = o.nsrc,
-			 .count = o.count,
-			 .rate = o.rate};
-	r.ncpus = allowed_cpus(&r.cpus);
-	if (r.ncpus < 0) {
-		fprintf(stderr, "Error: cannot list the CPUs to run on: %s\n", strerror(-r.ncpus));
-		ret = EXIT_FAIL;
-		goto out;
+/* The shared state of the workers: CPUs, their locks, the start signal. */
+static int prepare_run(struct session *s)
+{
+	const struct flood_opts *o = &s->o;
+	struct run *r = &s->r;
+	int i;
+
+	*r = (struct run){.skel = s->skel,
+			  .prog_fd = bpf_program__fd(s->skel->progs.flood_xdp),
+			  .ifindex = s->ifindex,
+			  .frame = s->frame,
+			  .size = o->size,
+			  .batch = o->batch,
+			  .nsrc = o->nsrc,
+			  .count = o->count,
+			  .rate = o->rate};
+	r->ncpus = allowed_cpus(&r->cpus);
+	if (r->ncpus < 0) {
+		fprintf(stderr, "Error: cannot list the CPUs to run on: %s\n", strerror(-r->ncpus));
+		return FLOOD_EXIT_FAIL;
 	}
-	r.cpu_lock = calloc((size_t)r.ncpus, sizeof(*r.cpu_lock));
-	workers = calloc(o.threads, sizeof(*workers));
-	if (!r.cpu_lock || !workers) {
+	r->cpu_lock = calloc((size_t)r->ncpus, sizeof(*r->cpu_lock));
+	s->workers = calloc(o->threads, sizeof(*s->workers));
+	if (!r->cpu_lock || !s->workers) {
 		fprintf(stderr, "Error: out of memory\n");
-		ret = EXIT_FAIL;
-		goto out;
+		return FLOOD_EXIT_FAIL;
 	}
-	for (i = 0; i < (__u32)r.ncpus; i++)
-		pthread_mutex_init(&r.cpu_lock[i], NULL);
-	pthread_mutex_init(&r.lock, NULL);
-	pthread_mutex_init(&r.go_lock, NULL);
-	pthread_cond_init(&r.go_cond, NULL);
+	for (i = 0; i < r->ncpus; i++)
+		pthread_mutex_init(&r->cpu_lock[i], NULL);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->go_lock, NULL);
+	pthread_cond_init(&r->go_cond, NULL);
+	return FLOOD_EXIT_OK;
+}
+
+/* Starts the workers, releases them together, and waits for them. */
+static int run_workers(struct session *s)
+{
+	struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+	const struct flood_opts *o = &s->o;
+	struct run *r = &s->r;
+	sigset_t block, old_mask;
+	__u32 i;
+	int err;
 
 	/* Workers never take SIGINT/SIGTERM, so a test_run call is not cut
 	 * short; this thread takes them and asks the workers to stop. */
@@ -1144,151 +765,215 @@ int main(int argc, char **argv)
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old_mask);
 	flood_signalled = 0;
-	for (i = 0; i < o.threads; i++) {
-		workers[i] = (struct worker){.r = &r, .cpu_idx = (int)(i % (__u32)r.ncpus)};
-		err = pthread_create(&workers[i].tid, NULL, worker_main, &workers[i]);
+	for (i = 0; i < o->threads; i++) {
+		s->workers[i] = (struct worker){.r = r, .cpu_idx = (int)(i % (__u32)r->ncpus)};
+		err = pthread_create(&s->workers[i].tid, NULL, worker_main, &s->workers[i]);
 		if (err) {
 			fprintf(stderr, "Error: cannot start thread %u: %s\n", i, strerror(err));
-			r.stop = 1; /* the ones started see it once released */
+			r->stop = 1; /* the ones started see it once released */
 			break;
 		}
-		created++;
+		s->started++;
 	}
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
-	stats_ok = link_query(ifindex, &dev_li) == 0 && dev_li.has_stats;
+	s->stats_ok = link_query(s->ifindex, &s->before) == 0 && s->before.has_stats;
 
-	pthread_mutex_lock(&r.go_lock);
-	r.t0 = mono_ns();
-	r.end_ns = o.count ? 0 : r.t0 + (__u64)(o.duration * 1e9);
-	r.go = true;
-	pthread_cond_broadcast(&r.go_cond);
-	pthread_mutex_unlock(&r.go_lock);
-	for (i = 0; i < (__u32)created; i++)
-		pthread_join(workers[i].tid, NULL);
+	pthread_mutex_lock(&r->go_lock);
+	r->t0 = mono_ns();
+	r->end_ns = o->count ? 0 : r->t0 + (__u64)(o->duration * 1e9);
+	r->go = true;
+	pthread_cond_broadcast(&r->go_cond);
+	pthread_mutex_unlock(&r->go_lock);
+	for (i = 0; i < s->started; i++)
+		pthread_join(s->workers[i].tid, NULL);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	if (created != (int)o.threads) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
+	return s->started == o->threads ? FLOOD_EXIT_OK : FLOOD_EXIT_FAIL;
+}
 
-	stats_ok = stats_ok && link_query(ifindex, &after_li) == 0 && after_li.has_stats;
-	if (stats_ok)
-		tx_dropped = after_li.tx_dropped - dev_li.tx_dropped;
+/* Sums the workers into `res`. The window is from the first frame to the
+ * last: a thread can wake well after t0 on a busy machine, and tests derive
+ * bounds from this. Returns FLOOD_EXIT_FAIL if a worker failed. */
+static int sum_workers(const struct session *s, struct result *res, __u64 *frames)
+{
+	const struct run *r = &s->r;
+	int ret = FLOOD_EXIT_OK;
+	__u32 i;
 
-	ret = EXIT_OK;
-	/* The window is from the first frame to the last: a thread can wake
-	 * well after t0 on a busy machine, and tests derive bounds from this. */
-	start_ns = ~0ULL;
-	end_ns = r.t0;
-	for (i = 0; i < o.threads; i++) {
-		struct worker *w = &workers[i];
-
-		if (w->started && w->first_ns < start_ns)
-			start_ns = w->first_ns;
+	res->start_ns = ~0ULL;
+	res->end_ns = r->t0;
+	for (i = 0; i < s->o.threads; i++) {
+		const struct worker *w = &s->workers[i];
 
 		if (w->err) {
-			fprintf(stderr, "Error: BPF_PROG_TEST_RUN on '%s' failed: %s\n", o.dev,
+			fprintf(stderr, "Error: BPF_PROG_TEST_RUN on '%s' failed: %s\n", s->o.dev,
 				strerror(-w->err));
-			ret = EXIT_FAIL;
+			ret = FLOOD_EXIT_FAIL;
 		}
 		if (w->pin_err)
-			ret = EXIT_FAIL;
-		frames += w->frames;
-		if (w->started && w->last_ns > end_ns)
-			end_ns = w->last_ns;
-		if (w->max_batch_ns > max_batch)
-			max_batch = w->max_batch_ns;
+			ret = FLOOD_EXIT_FAIL;
+		*frames += w->frames;
+		if (w->started && w->first_ns < res->start_ns)
+			res->start_ns = w->first_ns;
+		if (w->started && w->last_ns > res->end_ns)
+			res->end_ns = w->last_ns;
+		if (w->max_batch_ns > res->max_batch_ns)
+			res->max_batch_ns = w->max_batch_ns;
 	}
-	if (start_ns == ~0ULL)
-		start_ns = r.t0;
+	if (res->start_ns == ~0ULL)
+		res->start_ns = r->t0;
+	/* elapsed runs from the schedule origin, which pacing is measured
+	 * against; start_ns..end_ns spans the frames actually sent. */
+	res->elapsed_ns = res->end_ns - r->t0;
+	return ret;
+}
+
+/* Fills `res` after the run and cross-checks the program's XDP_TX count
+ * against the sequence numbers it consumed and the ranges handed out.
+ * Returns FLOOD_EXIT_FAIL on a disagreement or a failed worker, or -ENOMEM
+ * when the per-source counts cannot be made (then nothing is reported). */
+static int collect(const struct session *s, struct result *res)
+{
+	const struct run *r = &s->r;
+	__u64 frames = 0, hole_frames = 0;
+	struct link_info after;
+	int ret;
+	__u32 i;
+
+	res->stats_ok = s->stats_ok && link_query(s->ifindex, &after) == 0 && after.has_stats;
+	if (res->stats_ok)
+		res->tx_dropped = after.tx_dropped - s->before.tx_dropped;
+	ret = sum_workers(s, res, &frames);
 	for (i = 0; i < FLOOD_MAX_CPUS; i++)
-		sent_bpf += skel->bss->slots[i].sent;
-	for (i = 0; i < r.nholes; i++)
-		hole_frames += r.holes[i].end - r.holes[i].start;
-	/* Cross-check the program's XDP_TX count against the sequence numbers
-	 * it consumed and against the ranges handed out. */
-	if (sent_bpf != frames || frames != r.next - hole_frames) {
+		res->sent += s->skel->bss->slots[i].sent;
+	for (i = 0; i < r->nholes; i++)
+		hole_frames += r->holes[i].end - r->holes[i].start;
+	if (res->sent != frames || frames != r->next - hole_frames) {
 		fprintf(stderr,
 			"Error: frame counts disagree: %llu returned XDP_TX, %llu run, %llu handed "
 			"out\n",
-			(unsigned long long)sent_bpf, (unsigned long long)frames,
-			(unsigned long long)(r.next - hole_frames));
-		ret = EXIT_FAIL;
+			(unsigned long long)res->sent, (unsigned long long)frames,
+			(unsigned long long)(r->next - hole_frames));
+		ret = FLOOD_EXIT_FAIL;
 	}
-	if (o.src_mode != FLOOD_SRC_RANDOM && o.nsrc <= PER_SOURCE_MAX) {
-		counts = per_source(&o, &r, perm);
-		if (!counts) {
+	if (s->o.src_mode != FLOOD_SRC_RANDOM && s->o.nsrc <= PER_SOURCE_MAX) {
+		res->counts = per_source(&s->o, r, s->perm);
+		if (!res->counts) {
 			fprintf(stderr, "Error: out of memory\n");
-			ret = EXIT_FAIL;
-			goto out;
+			return -ENOMEM;
 		}
 	}
-	/* elapsed runs from the schedule origin, which pacing is measured
-	 * against; start_ns..end_ns spans the frames actually sent. */
-	elapsed = end_ns - r.t0;
-	format_addr(&o, src_desc, sizeof(src_desc));
+	return ret;
+}
 
-	if (o.json) {
-		printf("{\"sent\": %llu, \"elapsed_ns\": %llu, \"start_ns\": %llu, \"end_ns\": "
-		       "%llu, "
-		       "\"max_batch_ns\": %llu, \"threads\": %u, \"sources\": %u, \"batch\": %u, "
-		       "\"rate\": %.17g, \"size\": %u, \"tx_dropped\": %lld",
-		       (unsigned long long)sent_bpf, (unsigned long long)elapsed,
-		       (unsigned long long)start_ns, (unsigned long long)end_ns,
-		       (unsigned long long)max_batch, o.threads,
-		       o.src_mode == FLOOD_SRC_RANDOM ? 0 : o.nsrc, o.batch, o.rate, o.size,
-		       stats_ok ? (long long)tx_dropped : -1LL);
-		if (counts) {
-			printf(", \"per_source\": [");
-			for (i = 0; i < o.nsrc; i++)
-				printf("%s%llu", i ? ", " : "", (unsigned long long)counts[i]);
-			printf("]");
-		}
-		printf("}\n");
-	} else {
-		double secs = (double)elapsed / 1e9;
-		char dst[INET6_ADDRSTRLEN];
+static void report_json(const struct flood_opts *o, const struct result *res)
+{
+	__u32 i;
 
-		inet_ntop(o.family, o.dst, dst, sizeof(dst));
-		printf("sent %llu frames of %u bytes (%s, %s -> %s port %u -> %u) in %.6f s\n",
-		       (unsigned long long)sent_bpf, o.size, o.proto == IPPROTO_TCP ? "tcp" : "udp",
-		       src_desc, dst, o.sport, o.dport, secs);
-		printf("rate %.3f Mpps, %.3f Gbit/s; %u thread%s, batch %u, longest batch %.1f "
-		       "us\n",
-		       secs > 0 ? (double)sent_bpf / secs / 1e6 : 0.0,
-		       secs > 0 ? (double)sent_bpf * o.size * 8 / secs / 1e9 : 0.0, o.threads,
-		       o.threads == 1 ? "" : "s", o.batch, (double)max_batch / 1e3);
-		if (counts) {
-			__u64 lo = UINT64_MAX, hi = 0;
-
-			for (i = 0; i < o.nsrc; i++) {
-				lo = counts[i] < lo ? counts[i] : lo;
-				hi = counts[i] > hi ? counts[i] : hi;
-			}
-			printf("%u source%s, %llu to %llu frames each\n", o.nsrc,
-			       o.nsrc == 1 ? "" : "s", (unsigned long long)lo,
-			       (unsigned long long)hi);
-		}
+	printf("{\"sent\": %llu, \"elapsed_ns\": %llu, \"start_ns\": %llu, \"end_ns\": %llu, "
+	       "\"max_batch_ns\": %llu, \"threads\": %u, \"sources\": %u, \"batch\": %u, "
+	       "\"rate\": %.17g, \"size\": %u, \"tx_dropped\": %lld",
+	       (unsigned long long)res->sent, (unsigned long long)res->elapsed_ns,
+	       (unsigned long long)res->start_ns, (unsigned long long)res->end_ns,
+	       (unsigned long long)res->max_batch_ns, o->threads,
+	       o->src_mode == FLOOD_SRC_RANDOM ? 0 : o->nsrc, o->batch, o->rate, o->size,
+	       res->stats_ok ? (long long)res->tx_dropped : -1LL);
+	if (res->counts) {
+		printf(", \"per_source\": [");
+		for (i = 0; i < o->nsrc; i++)
+			printf("%s%llu", i ? ", " : "", (unsigned long long)res->counts[i]);
+		printf("]");
 	}
-	if (stats_ok && tx_dropped)
+	printf("}\n");
+}
+
+static void report_text(const struct flood_opts *o, const struct result *res)
+{
+	double secs = (double)res->elapsed_ns / 1e9;
+	char src[96], dst[INET6_ADDRSTRLEN];
+	__u64 lo = UINT64_MAX, hi = 0;
+	__u32 i;
+
+	format_addr(o, src, sizeof(src));
+	inet_ntop(o->family, o->dst, dst, sizeof(dst));
+	printf("sent %llu frames of %u bytes (%s, %s -> %s port %u -> %u) in %.6f s\n",
+	       (unsigned long long)res->sent, o->size, o->proto == IPPROTO_TCP ? "tcp" : "udp", src,
+	       dst, o->sport, o->dport, secs);
+	printf("rate %.3f Mpps, %.3f Gbit/s; %u thread%s, batch %u, longest batch %.1f us\n",
+	       secs > 0 ? (double)res->sent / secs / 1e6 : 0.0,
+	       secs > 0 ? (double)res->sent * o->size * 8 / secs / 1e9 : 0.0, o->threads,
+	       o->threads == 1 ? "" : "s", o->batch, (double)res->max_batch_ns / 1e3);
+	if (!res->counts)
+		return;
+	for (i = 0; i < o->nsrc; i++) {
+		lo = res->counts[i] < lo ? res->counts[i] : lo;
+		hi = res->counts[i] > hi ? res->counts[i] : hi;
+	}
+	printf("%u source%s, %llu to %llu frames each\n", o->nsrc, o->nsrc == 1 ? "" : "s",
+	       (unsigned long long)lo, (unsigned long long)hi);
+}
+
+static void session_free(struct session *s)
+{
+	free(s->perm);
+	free(s->workers);
+	free(s->r.cpu_lock);
+	free(s->r.cpus);
+	free(s->r.holes);
+	if (s->hold >= 0)
+		close(s->hold);
+	flood_bpf__destroy(s->skel);
+	free(s);
+}
+
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad usage (see the usage text). */
+int main(int argc, char **argv)
+{
+	struct result res = {0};
+	struct session *s;
+	int ret;
+
+	fg_log_setup_libs();
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		fprintf(stderr, "Error: out of memory\n");
+		return FLOOD_EXIT_FAIL;
+	}
+	s->hold = -1;
+	ret = flood_parse_opts(argc, argv, &s->o);
+	if (ret) {
+		ret = ret < 0 ? FLOOD_EXIT_OK : ret; /* -1: the help was asked for */
+		goto out;
+	}
+	ret = resolve_device(&s->o, &s->ifindex);
+	if (!ret)
+		ret = prepare_program(s);
+	if (!ret)
+		ret = prepare_run(s);
+	if (!ret)
+		ret = run_workers(s);
+	if (ret)
+		goto out;
+	ret = collect(s, &res);
+	if (ret < 0) {
+		ret = FLOOD_EXIT_FAIL;
+		goto out;
+	}
+	if (s->o.json)
+		report_json(&s->o, &res);
+	else
+		report_text(&s->o, &res);
+	if (res.stats_ok && res.tx_dropped)
 		fprintf(stderr,
 			"Warning: '%s' dropped %llu frames on transmit (is the peer down, or "
 			"without XDP program and GRO?)\n",
-			o.dev, (unsigned long long)tx_dropped);
+			s->o.dev, (unsigned long long)res.tx_dropped);
 	if (flood_signalled)
 		fprintf(stderr, "floodgate-flood: interrupted\n");
 out:
-	free(counts);
-	free(perm);
-	free(workers);
-	free(r.cpu_lock);
-	free(r.cpus);
-	free(r.holes);
-	if (hold >= 0)
-		close(hold);
-	flood_bpf__destroy(skel);
+	free(res.counts);
+	session_free(s);
 	return ret;
 }
