@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# floodgate build: BPF objects -> libbpf skeletons -> one userspace binary.
+# floodgate build: BPF objects -> libbpf skeletons -> the floodgate binary;
+# the traffic generator (tools/flood/) and the benchmark and test fixtures
+# (tests/) are built beside it, never into it.
 # `make V=1` shows the commands.
 
 PREFIX  ?= /usr/local
@@ -32,7 +34,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit-test prog-test integration-test demo bench install clean format check-format
+.PHONY: all deps tests test unit-test prog-test integration-test demo bench install clean format check-format
 
 all: $(BUILD)/floodgate
 
@@ -41,16 +43,34 @@ deps:
 	$(Q)scripts/install-deps.sh
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h) user/flood.h
+BPF_HDRS  := $(wildcard bpf/*.h) $(wildcard include/*.h)
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+# The traffic generator: its XDP program, its receiver-side checker (for
+# tests/integration/test_flood_gen.sh), and the layout header they share.
+FLOOD_DIR   := tools/flood
+FLOOD_HDRS  := $(wildcard $(FLOOD_DIR)/*.h)
+FLOOD_SRCS  := $(wildcard $(FLOOD_DIR)/*.c)
+FLOOD_SRCS  := $(filter-out %.bpf.c,$(FLOOD_SRCS))
+FLOOD_OBJS  := $(patsubst $(FLOOD_DIR)/%.c,$(BUILD)/$(FLOOD_DIR)/%.o,$(FLOOD_SRCS))
+FLOOD_BIN   := $(BUILD)/floodgate-flood
+FLOOD_CHECK := $(BUILD)/flood_check.bpf.o
+BENCH_BPF   := $(BUILD)/baseline.bpf.o
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 USER_HDRS := $(wildcard user/*.h) $(wildcard include/*.h)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests:
+$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/$(FLOOD_DIR):
 	$(Q)mkdir -p $@
 
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: $(FLOOD_DIR)/%.bpf.c $(FLOOD_HDRS) | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: tests/bench/%.bpf.c | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -63,6 +83,16 @@ $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)/user
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/floodgate: $(BUILD)/user/main.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# --- the traffic generator (its own binary; shares only the logger) ----------
+$(BUILD)/$(FLOOD_DIR)/%.o: $(FLOOD_DIR)/%.c $(FLOOD_HDRS) user/log.h $(BUILD)/flood.skel.h \
+		| $(BUILD)/$(FLOOD_DIR)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -I$(FLOOD_DIR) -c $< -o $@
+
+$(FLOOD_BIN): $(FLOOD_OBJS) $(BUILD)/user/log.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -79,11 +109,13 @@ $(BUILD)/tests/%: tests/prog/%.c $(USER_OBJS) $(USER_HDRS) $(PROG_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(CMOCKA) $(LDLIBS) -o $@
 
-$(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS) | $(BUILD)
+$(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS) \
+		$(BUILD)/baseline.skel.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
-tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog
+tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
+	$(FLOOD_CHECK) $(BENCH_BPF)
 
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
@@ -91,7 +123,7 @@ unit-test: $(UNIT_TESTS)
 prog-test: $(PROG_TESTS)
 	$(Q)set -e; for t in $(PROG_TESTS); do echo "== $$t"; $$t; done
 
-integration-test: $(BUILD)/floodgate
+integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK)
 	$(Q)set -e; for t in tests/integration/test_*.sh; do bash $$t; done
 
 # The one test command (README, .ci/run): installs what is missing first.
@@ -102,7 +134,7 @@ test:
 
 demo:
 	$(Q)scripts/install-deps.sh
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all $(FLOOD_BIN)
 	$(Q)scripts/demo.sh
 
 bench:

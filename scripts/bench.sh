@@ -4,7 +4,7 @@
 # and iptables hashlimit, on the veth lab of scripts/lab.sh.
 #
 #   1. build/bench_prog: BPF_PROG_TEST_RUN ns/packet of the XDP program.
-#   2. The veth lab: `floodgate flood` (2 threads, 60-byte UDP frames) floods
+#   2. The veth lab: build/floodgate-flood (2 threads, 60-byte UDP frames) floods
 #      fgA from 1, 1k, 1M and 16M (random over a /8) sources, and each receiver
 #      configuration on fgA counts what it received, on the receiving side:
 #
@@ -116,7 +116,7 @@ wait_quiet() {
 # fails its run instead of the whole benchmark.
 sender_flood() {
 	timeout -k 5 $((${DURATION%.*} + 60)) \
-		ip netns exec "$SENDER_NS" "$FLOODGATE" flood --dev fgB --dst-mac "$FGA_MAC" --json \
+		ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgB --dst-mac "$FGA_MAC" --json \
 		--dst 10.200.0.1 --src "$1" --threads "$THREADS" --duration "$DURATION"
 }
 
@@ -350,7 +350,7 @@ check_counter() {
 	"setup_$fn" "check"
 	before=$("count_$fn")
 	rx0=$(rx_packets)
-	timeout -k 5 60 ip netns exec "$SENDER_NS" "$FLOODGATE" flood --dev fgB --dst-mac "$FGA_MAC" \
+	timeout -k 5 60 ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgB --dst-mac "$FGA_MAC" \
 		--json --dst 10.200.0.1 --src 10.0.0.0+1000 --count 100000 --rate 200000 >"$WORK/flood.json"
 	wait_quiet
 	after=$("count_$fn")

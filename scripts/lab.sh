@@ -7,10 +7,12 @@
 # touched. The sender lives in a named netns of its own (removed by lab_down).
 #
 #   fgA  10.200.0.1/24, fd00:200::1/64   the protected host, floodgate's side
-#   fgB  (in $SENDER_NS)                 where `floodgate flood` injects frames
+#   fgB  (in $SENDER_NS)                 where floodgate-flood injects frames
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FLOODGATE=${FLOODGATE:-$REPO/build/floodgate}
+# The traffic generator (tools/flood/), a binary of its own.
+FLOOD_GEN=${FLOOD_GEN:-$REPO/build/floodgate-flood}
 SENDER_NS=fgsend$$
 
 # lab_enter "$0" "$@": re-executes the calling script inside the sandbox.
@@ -83,7 +85,7 @@ received() {
 
 # flood ARGS...: runs the generator in the sender netns; JSON on stdout.
 flood() {
-	ip netns exec "$SENDER_NS" "$FLOODGATE" flood --dev fgB --dst-mac "$FGA_MAC" --json "$@"
+	ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgB --dst-mac "$FGA_MAC" --json "$@"
 }
 
 # json_get JSON EXPR: evaluates a Python expression over the parsed JSON `d`.

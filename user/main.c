@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "flood.h"
 #include "floodgate.h"
 #include "loader.h"
 #include "log.h"
@@ -443,10 +442,6 @@ int main(int argc, char **argv)
 		printf("floodgate %s\n", FG_VERSION);
 		return FG_EXIT_OK;
 	}
-	/* Until the generator has its own binary: kept out of the table and
-	 * the usage text, reachable for the tests and benchmark that call it. */
-	if (!strcmp(name, "flood"))
-		return fg_cmd_flood(argc - 1, argv + 1);
 	cmd = find_command(name);
 	if (!cmd)
 		return usage_error(NULL, "unknown command '%s'", name);

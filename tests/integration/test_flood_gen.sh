@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# Integration test of the traffic generator, `floodgate flood`.
+# Integration test of the traffic generator, build/floodgate-flood.
 #
 # It re-executes itself in new network and mount namespaces, so nothing it
 # creates is visible from (or sends anything into) the host's: a veth pair
 # fgA (sender) / fgB (receiver) and a private bpffs. On fgB, a checking XDP
-# program (bpf/flood_check.bpf.c, attached natively) verifies every frame it
-# receives (IPv4 header checksum, UDP/TCP checksum over pseudo-header and
-# segment, lengths, SYN fields, zero payload), counts frames per source and
-# per flow (MACs, protocol, ports), and drops them. The test compares those
-# counts with what was asked and with the generator's JSON report.
+# program (tools/flood/flood_check.bpf.c, attached natively) verifies every
+# frame it receives (IPv4 header checksum, UDP/TCP checksum over
+# pseudo-header and segment, lengths, SYN fields, zero payload), counts
+# frames per source and per flow (MACs, protocol, ports), and drops them. The
+# test compares those counts with what was asked and with the generator's
+# JSON report.
 #
-# Environment: FLOODGATE (default build/floodgate), FLOOD_CHECK_OBJ (default
-# build/flood_check.bpf.o). Exit status: 0 all passed, 1 a failure, 77
-# skipped (not root, no namespaces, no BPF). The last line is always
+# Environment: FLOOD_GEN (default build/floodgate-flood), FLOOD_CHECK_OBJ
+# (default build/flood_check.bpf.o). Exit status: 0 all passed, 1 a failure,
+# 77 skipped (not root, no namespaces, no BPF). The last line is always
 # "N passed, M failed".
 set -u
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-FLOODGATE=${FLOODGATE:-$ROOT/build/floodgate}
+FLOOD_GEN=${FLOOD_GEN:-$ROOT/build/floodgate-flood}
 FLOOD_CHECK_OBJ=${FLOOD_CHECK_OBJ:-$ROOT/build/flood_check.bpf.o}
 PASSED=0
 FAILED=0
@@ -60,8 +61,8 @@ mount --make-rprivate / 2>/dev/null || skip "cannot make mounts private"
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null || skip "cannot mount bpffs"
 ip link set lo up
 
-[ -x "$FLOODGATE" ] || {
-	echo "FAIL: no generator binary at $FLOODGATE (build it, or set FLOODGATE)"
+[ -x "$FLOOD_GEN" ] || {
+	echo "FAIL: no generator binary at $FLOOD_GEN (make tests, or set FLOOD_GEN)"
 	echo "0 passed, 1 failed"
 	exit 1
 }
@@ -190,7 +191,7 @@ flood() {
 	local name=$1 rc
 	shift
 	checker_load
-	timeout 120 "$FLOODGATE" flood --dev fgA --json "$@" >"$WORK/flood.json" 2>"$WORK/flood.err"
+	timeout 120 "$FLOOD_GEN" --dev fgA --json "$@" >"$WORK/flood.json" 2>"$WORK/flood.err"
 	rc=$?
 	R=()
 	while IFS='=' read -r k v; do
@@ -225,7 +226,7 @@ expect_flow() { # NAME DMAC SMAC FAMILY PROTO SPORT DPORT COUNT
 	expect_eq "$1: MACs, family, protocol, ports" "${R[fl_0]}" "$2 $3 $4 $5 $6 $7 $8"
 }
 
-echo "# generator: $FLOODGATE; checker: $FLOOD_CHECK_OBJ; $NPROC CPUs"
+echo "# generator: $FLOOD_GEN; checker: $FLOOD_CHECK_OBJ; $NPROC CPUs"
 
 # ---- round-robin sources, exact per-source counts --------------------------
 
@@ -388,6 +389,8 @@ if flood "$n" --dst 10.0.0.2 --src 10.6.0.0+3 --duration 0.2; then
 		fail "$n: per_source not balanced: ${R[f_per_source]} for ${R[f_sent]}"
 	fi
 	expect_ge "$n: max_batch_ns > 0" "${R[f_max_batch_ns]}" 1
+	help_batch=$("$FLOOD_GEN" --help | sed -n 's/.*--batch N .* default \([0-9]*\);.*/\1/p')
+	expect_eq "$n: --help states the default batch the run used" "$help_batch" "${R[f_batch]}"
 fi
 
 # ---- the kernel stack accepts the frames -----------------------------------
@@ -415,7 +418,7 @@ stack_case() { # NAME RECEIVED-COUNTERS CSUM-ERROR-COUNTERS -- ARGS...
 	for k in $recv $errs; do
 		before[$k]=$(snmp "$k")
 	done
-	timeout 60 "$FLOODGATE" flood --dev fgA --count 500 "$@" >"$WORK/out" 2>"$WORK/err"
+	timeout 60 "$FLOOD_GEN" --dev fgA --count 500 "$@" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
 	sleep 0.3 # let the backlog drain
 	for k in $recv; do
@@ -454,7 +457,7 @@ fi
 usage_case() { # NAME EXPECTED-MESSAGE-PART ARGS...
 	local name=$1 want=$2 rc
 	shift 2
-	timeout 30 "$FLOODGATE" flood "$@" >"$WORK/out" 2>"$WORK/err"
+	timeout 30 "$FLOOD_GEN" "$@" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
 	if [ "$rc" -eq 2 ] && grep -q "^Error: .*$want" "$WORK/err"; then
 		pass "usage: $name"
@@ -473,6 +476,15 @@ usage_case "bad protocol" "--proto" --dev fgA --dst 10.0.0.2 --proto icmp --coun
 usage_case "+K past the end" "past the end" --dev fgA --dst 10.0.0.2 --src 255.255.255.250+7 --count 1
 usage_case "unknown device" "no such device" --dev fgNope --dst 10.0.0.2 --count 1
 usage_case "bad MAC" "--dst-mac" --dev fgA --dst 10.0.0.2 --dst-mac 02:00:00:00:00 --count 1
+usage_case "bad --threads" "--threads" --dev fgA --dst 10.0.0.2 --count 1 --threads 0
+usage_case "unknown option" "unknown option '--bogus'" --dev fgA --dst 10.0.0.2 --count 1 --bogus
+usage_case "option without its value" "--count needs a value" --dev fgA --dst 10.0.0.2 --count
+usage_case "stray argument" "unexpected argument 'extra'" --dev fgA --dst 10.0.0.2 --count 1 extra
+if "$FLOOD_GEN" --help >"$WORK/out" 2>"$WORK/err" && grep -q '^Usage: floodgate-flood ' "$WORK/out"; then
+	pass "usage: --help prints the usage and exits 0"
+else
+	fail "usage: --help: $(head -c 300 "$WORK/out" "$WORK/err")"
+fi
 
 # A veth whose peer is in another namespace: no default destination MAC.
 unshare -n sleep 60 &

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * flood_check: a receiver-side checker for `floodgate flood`, used by
+ * flood_check: a receiver-side checker for floodgate-flood, used by
  * tests/integration/test_flood_gen.sh. Attached natively to the receiving
  * veth end, it verifies every frame completely (IPv4 header checksum,
  * UDP/TCP checksum over the pseudo-header and the whole segment, lengths,

@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * `floodgate flood`: a traffic generator for tests and benchmarks. It injects
- * frames into a device with BPF_PROG_TEST_RUN in live-frames mode; the XDP
- * program bpf/flood.bpf.c writes each frame and returns XDP_TX.
- *
- * This header also holds the data layout shared with bpf/flood.bpf.c (which
- * includes it): the skeleton names these types but does not define them.
- * The Makefile does not know that the BPF object depends on this file, so
- * after changing the layout, rebuild build/flood.skel.h (make clean).
+ * The data layout that floodgate-flood (tools/flood/flood.c) shares with its
+ * XDP program, tools/flood/flood.bpf.c, which includes this file: the
+ * skeleton names these types but does not define them. The Makefile rebuilds
+ * the BPF object, its skeleton and the generator when this file changes.
  */
 #ifndef FG_FLOOD_H
 #define FG_FLOOD_H
@@ -41,10 +37,5 @@ union flood_tmpl {
 	__u32 w[FLOOD_TMPL_BYTES / 4];
 	__u64 d[FLOOD_TMPL_BYTES / 8];
 };
-
-#ifndef __bpf__
-/* argv[0] is "flood". Returns 0, 1 (runtime failure) or 2 (bad usage). */
-int fg_cmd_flood(int argc, char **argv);
-#endif
 
 #endif /* FG_FLOOD_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * floodgate flood: the traffic generator's XDP program.
+ * floodgate-flood: the traffic generator's XDP program.
  *
- * `floodgate flood` runs it with BPF_PROG_TEST_RUN in live-frames mode
+ * tools/flood/flood.c runs it with BPF_PROG_TEST_RUN in live-frames mode
  * (BPF_F_TEST_XDP_LIVE_FRAMES), ingress_ifindex = the sending device: each
  * repeat is one frame, and XDP_TX sends it out of that device (for a veth,
  * into its peer).
@@ -43,9 +43,9 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "../user/flood.h"
+#include "flood.h"
 
-/* Load-time settings, filled in by user/flood.c between open and load. */
+/* Load-time settings, filled in by tools/flood/flood.c between open and load. */
 const volatile __u64 cfg_cookie = 0;   /* random per run, in the metadata */
 const volatile __u8 cfg_family = 4;    /* 4 or 6 */
 const volatile __u8 cfg_proto = 17;    /* IPPROTO_UDP or IPPROTO_TCP */
