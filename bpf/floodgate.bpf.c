@@ -23,12 +23,16 @@
 #include "fg_bits.h"
 #include "fg_gcra.h"
 
+#define ENOMEM	       12
 #define EEXIST	       17
 #define FG_CAS_RETRIES 8
 
 /* Load-time settings (rodata), set by the loader between open and load. */
 const volatile bool fg_test_clock = false;	  /* use fg_test_now_ns, tests only */
 const volatile bool fg_test_naive_update = false; /* racy read-modify-write, tests only */
+/* Fault injection, tests only: every insert into a state table fails as if
+ * the kernel could not allocate an entry, so on_insert_failure is tested. */
+const volatile bool fg_test_fail_inserts = false;
 
 /* clock = coarse: bpf_ktime_get_coarse_ns() (Linux >= 5.11), one tick of
  * resolution for a cheaper read. */
@@ -185,7 +189,18 @@ enum fg_parse_result {
 	FG_PARSE_NON_IP,
 	FG_PARSE_MALFORMED,    /* no trustworthy source address */
 	FG_PARSE_MALFORMED_L4, /* the IP header is sound, what follows is not */
+	/* The kernel would deliver it as IP, but the parser cannot see what
+	 * the policies need: dropped whatever `malformed` says, or the framing
+	 * would be a way around every list, ban and policy. */
+	FG_PARSE_VLAN_OVERFLOW, /* more VLAN tags than FG_VLAN_MAX, no source */
+	FG_PARSE_HIDDEN_L4,	/* a first fragment without its whole L4 header, or
+				 * an IPv6 chain longer than FG_IPV6_EXT_MAX */
 };
+
+/* VLAN tags walked (802.1Q and 802.1ad in any mix). The kernel strips any
+ * number of them and delivers the IP packet inside, so a deeper stack is
+ * dropped rather than passed as non-IP. Real networks use one or two. */
+#define FG_VLAN_MAX 8
 
 struct vlan_hdr {
 	__be16 tci;
@@ -246,13 +261,14 @@ static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_pa
 
 /* Walks hop-by-hop, routing, fragment and destination-options headers.
  * Returns 0 with pkt->proto set to the transport protocol and *l4 at its
- * header, 1 for a later fragment (no transport header), -1 when a header
- * is truncated, -2 when the chain is longer than FG_IPV6_EXT_MAX. */
+ * header (2 if this is a first fragment with more to follow), 1 for a later
+ * fragment (no transport header), -1 when a header is truncated, -2 when
+ * the chain is longer than FG_IPV6_EXT_MAX. */
 static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg_packet *pkt)
 {
 	void *cursor = *l4;
 	__u8 next = pkt->proto;
-	int later_fragment = 0, i;
+	int fragment = 0, i;
 
 #pragma unroll
 	for (i = 0; i < FG_IPV6_EXT_MAX + 1; i++) {
@@ -273,7 +289,10 @@ static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg
 			if ((void *)(frag + 1) > data_end)
 				return -1;
 			next = frag->nexthdr;
-			later_fragment = (frag->frag_off & bpf_htons(0xfff8)) != 0;
+			if (frag->frag_off & bpf_htons(0xfff8))
+				fragment = 1; /* later: no transport header */
+			else if (frag->frag_off & bpf_htons(1))
+				fragment = 2; /* first, more follow */
 			cursor = frag + 1;
 		} else {
 			break;
@@ -281,7 +300,24 @@ static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg
 	}
 	pkt->proto = next;
 	*l4 = cursor;
-	return later_fragment;
+	return fragment;
+}
+
+static __always_inline bool fg_is_vlan(__u16 ethertype)
+{
+	return ethertype == bpf_htons(ETH_P_8021Q) || ethertype == bpf_htons(ETH_P_8021AD);
+}
+
+/* The L4 header is cut short. In a first fragment with more to follow,
+ * reassembly would complete it (an 8-byte first fragment hides the TCP
+ * flags from a `syn` match), so it is not merely malformed. */
+static __always_inline enum fg_parse_result fg_tiny_fragment(bool more_fragments,
+							     struct fg_global_stats *gstats)
+{
+	if (!more_fragments)
+		return FG_PARSE_MALFORMED_L4;
+	gstats->tiny_fragments++;
+	return FG_PARSE_HIDDEN_L4;
 }
 
 static __always_inline enum fg_parse_result
@@ -297,16 +333,18 @@ fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_sta
 	ethertype = eth->h_proto;
 
 #pragma unroll
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < FG_VLAN_MAX; i++) {
 		struct vlan_hdr *vlan = cursor;
 
-		if (ethertype != bpf_htons(ETH_P_8021Q) && ethertype != bpf_htons(ETH_P_8021AD))
+		if (!fg_is_vlan(ethertype))
 			break;
 		if ((void *)(vlan + 1) > data_end)
 			return FG_PARSE_MALFORMED;
 		ethertype = vlan->encapsulated_proto;
 		cursor = vlan + 1;
 	}
+	if (fg_is_vlan(ethertype))
+		return FG_PARSE_VLAN_OVERFLOW;
 
 	if (ethertype == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = cursor;
@@ -327,7 +365,9 @@ fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_sta
 		if (iph->frag_off & bpf_htons(0x1fff))
 			return FG_PARSE_IP;
 		if (fg_parse_ports(cursor + ihl_bytes, data_end, pkt))
-			return FG_PARSE_MALFORMED_L4;
+			/* More fragments follow: reassembly would complete
+			 * the header, with flags the match never saw. */
+			return fg_tiny_fragment(iph->frag_off & bpf_htons(0x2000), gstats);
 		return FG_PARSE_IP;
 	}
 
@@ -343,14 +383,16 @@ fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_sta
 		pkt->proto = ip6h->nexthdr;
 		__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
 		walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
-		if (walked == -2)
+		if (walked == -2) {
 			gstats->ipv6_ext_overflow++;
+			return FG_PARSE_HIDDEN_L4;
+		}
 		if (walked < 0)
 			return FG_PARSE_MALFORMED_L4;
 		if (walked == 1)
 			return FG_PARSE_IP;
 		if (fg_parse_ports(l4, data_end, pkt))
-			return FG_PARSE_MALFORMED_L4;
+			return fg_tiny_fragment(walked == 2, gstats);
 		return FG_PARSE_IP;
 	}
 
@@ -415,7 +457,21 @@ static __always_inline __u32 fg_access(__u32 slot, const struct fg_packet *pkt)
 	return access ? *access : 0;
 }
 
-/* Is the source under an active ban? */
+/* An expired record is a strike record: it is kept FG_BAN_STRIKE_TTL_NS
+ * past its ban so that a repeat offence is banned longer, then forgotten. */
+static __always_inline bool fg_strike_forgotten(const struct fg_ban *ban, __u64 now)
+{
+	return ban->expires_ns != ~0ULL && now - ban->expires_ns >= FG_BAN_STRIKE_TTL_NS;
+}
+
+/* Lookups of the ban walk: an expired record is skipped by looking up the
+ * next shorter prefix, so it never shadows an active ban that covers it.
+ * Nested records come from policies' `per` prefixes and hand bans; more
+ * than this many expired ones around one address is not a real table. */
+#define FG_BAN_WALK 8
+
+/* Is the source under an active ban? An empty or non-matching trie costs
+ * one lookup. A strike record past its lifetime is deleted on the way. */
 static __always_inline int fg_banned(const struct fg_packet *pkt, __u64 now)
 {
 	struct fg_src_lpm_key key = {
@@ -423,14 +479,33 @@ static __always_inline int fg_banned(const struct fg_packet *pkt, __u64 now)
 		.family = pkt->family,
 	};
 	struct fg_ban *ban;
+	__u32 prefix_len, i;
 
 	__builtin_memcpy(key.addr, pkt->saddr, 16);
-	ban = bpf_map_lookup_elem(&bans, &key);
-	return ban && now < ban->expires_ns;
+#pragma unroll
+	for (i = 0; i < FG_BAN_WALK; i++) {
+		ban = bpf_map_lookup_elem(&bans, &key);
+		if (!ban)
+			return 0;
+		if (now < ban->expires_ns)
+			return 1;
+		prefix_len = ban->prefix_len;
+		if (prefix_len > 128)
+			return 0; /* not a record floodgate wrote */
+		if (fg_strike_forgotten(ban, now)) {
+			key.prefixlen = FG_SRC_LPM_HEADER_BITS + prefix_len;
+			bpf_map_delete_elem(&bans, &key);
+		}
+		if (!prefix_len)
+			return 0;
+		key.prefixlen = FG_SRC_LPM_HEADER_BITS + prefix_len - 1;
+	}
+	return 0;
 }
 
 /* Bans the key's source prefix after a refusal under action = ban. A repeat
- * offender's ban is ban_factor times the last one, up to ban_max_ns. */
+ * offender's ban is ban_factor times the last one, up to ban_max_ns, while
+ * its strike record lives. */
 static __always_inline void fg_ban(const struct fg_policy *policy, const struct fg_source_key *key,
 				   __u64 now, struct fg_global_stats *gstats)
 {
@@ -446,20 +521,27 @@ static __always_inline void fg_ban(const struct fg_policy *policy, const struct 
 		.prefix_len = key->prefix_len,
 	};
 	struct fg_ban *old;
+	int err; /* int, not long: pre-6.4 JITs do not sign-extend it */
 
 	__builtin_memcpy(ban_key.addr, key->addr, 16);
 	old = bpf_map_lookup_elem(&bans, &ban_key);
 	if (old && old->family == key->family && old->prefix_len == key->prefix_len) {
 		if (now < old->expires_ns)
 			return; /* already banned (a packet that raced the ban) */
-		fresh.strikes = old->strikes + 1;
-		fresh.duration_ns = old->duration_ns * policy->ban_factor;
-		if (fresh.duration_ns > policy->ban_max_ns || fresh.duration_ns < old->duration_ns)
-			fresh.duration_ns = policy->ban_max_ns;
+		if (!fg_strike_forgotten(old, now)) {
+			fresh.strikes = old->strikes + 1;
+			fresh.duration_ns = old->duration_ns * policy->ban_factor;
+			if (fresh.duration_ns > policy->ban_max_ns ||
+			    fresh.duration_ns < old->duration_ns)
+				fresh.duration_ns = policy->ban_max_ns;
+		}
 	}
 	fresh.expires_ns = now + fresh.duration_ns;
-	if (!bpf_map_update_elem(&bans, &ban_key, &fresh, BPF_ANY))
+	err = bpf_map_update_elem(&bans, &ban_key, &fresh, BPF_ANY);
+	if (!err)
 		gstats->bans_added++;
+	else
+		gstats->ban_insert_failed++; /* the trie is full: -ENOSPC */
 }
 
 static __always_inline void fg_make_key(const struct fg_policy *policy, const struct fg_packet *pkt,
@@ -506,6 +588,18 @@ static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 
 	gcra = policy->algorithm == FG_ALG_LEAKY_BUCKET ? &policy->params.leaky_bucket.gcra
 							: &policy->params.token_bucket;
 	return fg_gcra_admit(gcra, state, now, cost, new_state);
+}
+
+/* Creates a key's state. The tables are LRU maps: when full they evict the
+ * least recently used entry, so this fails only when the kernel cannot get
+ * an element at all, and then on_insert_failure decides. An int, not a
+ * long: pre-6.4 JITs do not sign-extend the helper's error (bcc #4571). */
+static __always_inline int fg_insert_state(void *map, const struct fg_source_key *key,
+					   const void *fresh)
+{
+	if (fg_test_fail_inserts)
+		return -ENOMEM;
+	return bpf_map_update_elem(map, key, fresh, BPF_NOEXIST);
 }
 
 /* Returned by a charge when the key has no state and the new-source budget
@@ -559,7 +653,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 	if (!state) {
 		struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT};
 		int admitted;
-		long err;
+		int err; /* int: see fg_ban */
 
 		if (budgeted && !fg_budget_allows(now))
 			return FG_NO_BUDGET;
@@ -568,7 +662,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 			fresh.tat_ns = new_state;
 		else
 			fg_count_drop(&fresh.dropped);
-		err = bpf_map_update_elem(&sources, key, &fresh, BPF_NOEXIST);
+		err = fg_insert_state(&sources, key, &fresh);
 		if (!err) {
 			gstats->sources_created++;
 			return admitted;
@@ -638,11 +732,11 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 
 	if (!entry) {
 		struct fg_window_entry fresh = {.last_seen_ns = now};
-		long err;
+		int err; /* int: see fg_ban */
 
 		if (budgeted && !fg_budget_allows(now))
 			return FG_NO_BUDGET;
-		err = bpf_map_update_elem(&windows, key, &fresh, BPF_NOEXIST);
+		err = fg_insert_state(&windows, key, &fresh);
 		if (!err)
 			gstats->sources_created++;
 		entry = bpf_map_lookup_elem(&windows, key);
@@ -680,13 +774,13 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 	if (!entry) {
 		struct fg_log_entry *fresh = bpf_map_lookup_elem(&log_template, &zero);
-		long err;
+		int err; /* int: see fg_ban */
 
 		if (!fresh)
 			return -1;
 		if (budgeted && !fg_budget_allows(now))
 			return FG_NO_BUDGET;
-		err = bpf_map_update_elem(&logs, key, fresh, BPF_NOEXIST);
+		err = fg_insert_state(&logs, key, fresh);
 		if (!err)
 			gstats->sources_created++;
 		entry = bpf_map_lookup_elem(&logs, key);
@@ -842,6 +936,11 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		gstats->malformed++;
 		return set->malformed_verdict;
 	}
+	if (parsed == FG_PARSE_VLAN_OVERFLOW) {
+		gstats->malformed++;
+		gstats->vlan_overflow++;
+		return FG_VERDICT_DROP;
+	}
 
 	/* Every packet with a source address meets the access lists and the
 	 * bans before anything else, whatever its protocol or its damage. */
@@ -862,6 +961,10 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	if (parsed == FG_PARSE_MALFORMED_L4) {
 		gstats->malformed++;
 		return set->malformed_verdict;
+	}
+	if (parsed == FG_PARSE_HIDDEN_L4) {
+		gstats->malformed++;
+		return FG_VERDICT_DROP;
 	}
 	gstats->parsed++;
 
@@ -902,9 +1005,9 @@ int fg_xdp(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-/* Enough linear bytes for Ethernet, two VLAN tags, IPv4 with options or
- * IPv6, and a TCP header. */
-#define FG_TC_HEADER_BYTES 128
+/* Enough linear bytes for Ethernet, FG_VLAN_MAX VLAN tags, IPv4 with
+ * options or IPv6 with a few extension headers, and a TCP header. */
+#define FG_TC_HEADER_BYTES 256
 
 SEC("tc")
 int fg_tc(struct __sk_buff *skb)

@@ -218,7 +218,7 @@ struct fg_policy {
 struct fg_policy_set {
 	__u32 count;
 	__u8 malformed_verdict;	 /* enum fg_verdict */
-	__u8 table_full_verdict; /* verdict when `sources` refuses an insert */
+	__u8 table_full_verdict; /* on_insert_failure: no entry could be created */
 	__u16 pad;
 	__u64 src_restricted;	/* policies that need the src_match lookup */
 	__u64 portless_match;	/* policies matching packets without ports */
@@ -317,7 +317,7 @@ struct fg_global_stats {
 	__u64 non_ip;		 /* passed untouched */
 	__u64 malformed;	 /* truncated or invalid; malformed_verdict */
 	__u64 unmatched;	 /* IP packets no policy matched; passed */
-	__u64 insert_failed;	 /* `sources` refused a new entry */
+	__u64 insert_failed;	 /* no state entry could be created (not: full) */
 	__u64 cas_exhausted;	 /* contention beat the bounded CAS loop; refused */
 	__u64 allowed;		 /* an [allow] prefix matched: passed, no policy */
 	__u64 denied;		 /* a [deny] prefix matched: dropped */
@@ -326,7 +326,14 @@ struct fg_global_stats {
 	__u64 ipv6_ext_overflow; /* more IPv6 extension headers than walked */
 	__u64 sources_created;	 /* per-source entries created */
 	__u64 budget_overflow;	 /* new sources judged by the shared overflow bucket */
+	__u64 vlan_overflow;	 /* more VLAN tags than the parser walks: dropped */
+	__u64 tiny_fragments;	 /* first fragments without their L4 header: dropped */
+	__u64 ban_insert_failed; /* `action = ban` could not add a ban (trie full) */
 };
+
+/* How long an expired ban's record is kept to escalate a repeat offence
+ * (ban_factor); after that the datapath deletes it when it meets it. */
+#define FG_BAN_STRIKE_TTL_NS (24ULL * 3600 * 1000000000ULL)
 
 /*
  * The sizes both compilers must agree on: a change here changes the maps'
@@ -355,6 +362,6 @@ _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
 _Static_assert(sizeof(struct fg_budget) == 24, "fg_budget");
 _Static_assert(sizeof(struct fg_runtime) == 72, "fg_runtime");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
-_Static_assert(sizeof(struct fg_global_stats) == 112, "fg_global_stats");
+_Static_assert(sizeof(struct fg_global_stats) == 136, "fg_global_stats");
 
 #endif /* FLOODGATE_H */

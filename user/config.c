@@ -24,7 +24,7 @@ const char fg_default_config[] = "# floodgate built-in policy (floodgate load IF
 				 "xdp_mode = native\n"
 				 "max_sources = 262144\n"
 				 "malformed = drop\n"
-				 "on_table_full = pass\n"
+				 "on_insert_failure = pass\n"
 				 "\n"
 				 "[policy icmp]            # ping floods\n"
 				 "match = icmp\n"
@@ -56,7 +56,7 @@ enum global_key {
 	G_XDP_MODE,
 	G_MAX_SOURCES,
 	G_MALFORMED,
-	G_ON_TABLE_FULL,
+	G_ON_INSERT_FAILURE,
 	G_NEW_SOURCES,
 	G_NEW_SOURCES_BURST,
 	G_CLOCK,
@@ -77,8 +77,8 @@ enum policy_key {
 };
 
 static const char *const global_keys[G_N] = {
-	"interface",	 "hook",	"xdp_mode",	     "max_sources", "malformed",
-	"on_table_full", "new_sources", "new_sources_burst", "clock",
+	"interface",	     "hook",	    "xdp_mode",		 "max_sources", "malformed",
+	"on_insert_failure", "new_sources", "new_sources_burst", "clock",
 };
 
 static const char *const policy_keys[P_N] = {
@@ -86,7 +86,7 @@ static const char *const policy_keys[P_N] = {
 };
 
 #define GLOBAL_KEY_LIST                                                                            \
-	"interface, hook, xdp_mode, max_sources, malformed, on_table_full, new_sources, "          \
+	"interface, hook, xdp_mode, max_sources, malformed, on_insert_failure, new_sources, "      \
 	"new_sources_burst, clock"
 #define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
 struct parser {
@@ -261,7 +261,7 @@ static int global_key(struct parser *p, const char *key, const char *v)
 	case G_MALFORMED:
 		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
 				    &cfg->malformed);
-	case G_ON_TABLE_FULL:
+	case G_ON_INSERT_FAILURE:
 		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
 				    &cfg->table_full);
 	case G_NEW_SOURCES:

@@ -53,6 +53,20 @@ flood_100 2001:db8:5::1 fd00:200::1
 check "unbanned IPv4 source: the burst passes again" test "$(received 0)" -eq 10
 check "unbanned IPv6 source: the burst passes again" test "$(received 1)" -eq 10
 
+# --- an expired record under an active, shorter ban -----------------------
+# The expired /32 is kept to escalate a repeat ban; it must not hide the /24.
+count_sources 10.0.4.1 10.0.4.2
+expect_exit 0 "ban 10.0.4.1 for 1s" "$FLOODGATE" ban fgA 10.0.4.1 --for 1s
+check "the /32 ban expires" wait_until 5 bash -c \
+	"'$FLOODGATE' bans fgA | grep -qE '^10\.0\.4\.1/32 +expired'"
+expect_exit 0 "ban its /24 for 10m" "$FLOODGATE" ban fgA 10.0.4.0/24 --for 10m
+flood_100 10.0.4.1 10.200.0.1
+flood_100 10.0.4.2 10.200.0.1
+check "the address with an expired record is dropped by the /24" test "$(received 0)" -eq 0
+check "its neighbour in the /24 is dropped" test "$(received 1)" -eq 0
+expect_exit 0 "unban the /24" "$FLOODGATE" unban fgA 10.0.4.0/24
+count_sources 10.0.5.1 2001:db8:5::1 10.0.7.1 2001:db8:7::1
+
 # --- by the policy --------------------------------------------------------
 flood_100 10.0.7.1 10.200.0.1
 flood_100 2001:db8:7::1 fd00:200::1

@@ -14,12 +14,19 @@
 #include <linux/tcp.h>
 #include <linux/udp.h>
 
+#define PKT_MAX_VLANS 12
+
 struct pkt_spec {
 	int family; /* 4 or 6 */
 	const char *src;
 	int proto; /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, ... */
 	uint16_t dport;
-	int vlans;	   /* 0, 1 or 2 tags */
+	int vlans;	   /* VLAN tags, 0..PKT_MAX_VLANS */
+	unsigned ad_tags;  /* bit i set: tag i (outermost 0) is 802.1ad, else 802.1Q;
+			    * 0 keeps the classic QinQ: 802.1ad outer when 2 tags */
+	int vid0;	   /* the tags are priority-only (VID 0, PCP 3) */
+	int l4_cut;	   /* > 0: the L4 header is cut to this many bytes and the
+			    * IP lengths say so (a tiny first fragment) */
 	size_t pad;	   /* payload bytes after the L4 header */
 	uint16_t frag_off; /* IPv4 fragment offset field, host order */
 	int ihl;	   /* IPv4 header words; 0 means 5 (options are NOPs) */
@@ -29,6 +36,14 @@ struct pkt_spec {
 	uint8_t ext[12];   /* their types: 0 hop-by-hop, 43 routing, 44 fragment, 60 dst */
 	uint16_t ext_frag; /* IPv6 fragment header's offset field, host order */
 };
+
+/* The ethertype that announces tag i. */
+static inline uint16_t vlan_tag_type(const struct pkt_spec *s, int i)
+{
+	if (!s->ad_tags)
+		return htons(i == 0 && s->vlans == 2 ? ETH_P_8021AD : ETH_P_8021Q);
+	return htons(s->ad_tags & (1u << i) ? ETH_P_8021AD : ETH_P_8021Q);
+}
 
 /* Writes the frame into buf (at least 1600 bytes) and returns its length. */
 static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
@@ -42,18 +57,18 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 	memset(buf, 0, 1600);
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", 6);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", 6);
-	eth->h_proto = s->vlans == 2 ? htons(ETH_P_8021AD)
-		       : s->vlans    ? htons(ETH_P_8021Q)
-				     : ethertype;
-	for (i = 0; i < s->vlans; i++) {
-		uint16_t tci = htons(100 + i);
-		uint16_t next = i + 1 < s->vlans ? htons(ETH_P_8021Q) : ethertype;
+	eth->h_proto = s->vlans ? vlan_tag_type(s, 0) : ethertype;
+	for (i = 0; i < s->vlans && i < PKT_MAX_VLANS; i++) {
+		uint16_t tci = htons(s->vid0 ? 3 << 13 : 100 + i);
+		uint16_t next = i + 1 < s->vlans ? vlan_tag_type(s, i + 1) : ethertype;
 
 		memcpy(p, &tci, 2);
 		memcpy(p + 2, &next, 2);
 		p += 4;
 	}
 	l4_len = (s->proto == IPPROTO_TCP ? sizeof(struct tcphdr) : 8) + s->pad;
+	if (s->l4_cut)
+		l4_len = s->l4_cut;
 	if (s->family == 6) {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)p;
 

@@ -987,6 +987,377 @@ static void test_new_source_budget(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* --- framing: no VLAN stack, fragment or header trick skips a check ------- */
+
+/* A skeleton with the test clock, optional insert-failure injection and the
+ * given table sizes (0 keeps the default); the test destroys it. */
+static struct floodgate_bpf *load_sized(const char *config, __u32 max_sources, __u32 max_bans,
+					bool fail_inserts)
+{
+	const struct fg_skel_opts opts = {
+		.progs = FG_SKEL_EVERY_PROG, .test_clock = true, .sources_entries = max_sources};
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct floodgate_bpf *skel;
+
+	assert_non_null(cfg);
+	assert_int_equal(fg_config_parse_string("test", config, cfg, stderr), 0);
+	skel = fg_skel_open(cfg, &opts);
+	free(cfg);
+	assert_non_null(skel);
+	skel->rodata->fg_test_fail_inserts = fail_inserts;
+	if (max_bans)
+		assert_int_equal(bpf_map__set_max_entries(skel->maps.bans, max_bans), 0);
+	assert_int_equal(floodgate_bpf__load(skel), 0);
+	assert_int_equal(push_config(skel, config), 0);
+	return skel;
+}
+
+/* Sends n packets through fg_xdp or fg_tc at `now`; returns how many passed. */
+static int hook_passed(struct floodgate_bpf *skel, bool tc, __u64 now, const struct pkt_spec *spec,
+		       int n)
+{
+	int fd = bpf_program__fd(tc ? skel->progs.fg_tc : skel->progs.fg_xdp);
+	int i, verdict, passed = 0;
+
+	skel->bss->fg_test_now_ns = now;
+	for (i = 0; i < n; i++) {
+		verdict = run_prog(fd, spec, 0);
+		if (tc)
+			assert_true(verdict == TC_ACT_OK || verdict == TC_ACT_SHOT);
+		else
+			assert_true(verdict == XDP_PASS || verdict == XDP_DROP);
+		passed += verdict == (tc ? TC_ACT_OK : XDP_PASS);
+	}
+	return passed;
+}
+
+/* A ban by hand, as `floodgate ban` writes it. */
+static void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len,
+		    __u64 expires_ns)
+{
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + len, .family = family};
+	struct fg_ban ban = {.expires_ns = expires_ns,
+			     .duration_ns = 1,
+			     .strikes = 1,
+			     .family = family,
+			     .prefix_len = len};
+
+	inet_pton(family == 4 ? AF_INET : AF_INET6, addr, key.addr);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+}
+
+static const char framing_config[] =
+	"malformed = pass\n"
+	"[deny]\nsrc = 10.66.0.0/16, 2001:db8:66::/48\n"
+	"[policy port9]\nmatch = udp dport 9\nrate = 1/min\nburst = 2\n"
+	"[policy all]\nmatch = any\nrate = 1/min\nburst = 3\n";
+
+/* Tag stacks: all 802.1Q, all 802.1ad, alternating, priority-only VID 0. */
+#define VLAN_KINDS 4
+static void set_tags(struct pkt_spec *spec, int kind, int tags)
+{
+	spec->vlans = tags;
+	spec->ad_tags = kind == 1 ? ~0u : kind == 2 ? 0x55555555u : 0;
+	if (kind == 0 || kind == 3) /* ad_tags 0 would mean classic QinQ */
+		spec->ad_tags = 0x80000000u;
+	spec->vid0 = kind == 3;
+}
+
+/* One family at one hook behind `tags` tags of one kind: the deny list, a
+ * ban and both policies see through the stack, for whole datagrams and
+ * for later fragments (which carry the source but no ports). */
+static void check_framing(struct floodgate_bpf *skel, bool tc, int family, int kind, int tags)
+{
+	struct pkt_spec whole = {.family = family, .proto = IPPROTO_UDP, .dport = 9};
+	struct pkt_spec later;
+	char denied[64], banned[64], fresh[64], fresh_frag[64];
+
+	if (family == 4) {
+		snprintf(denied, sizeof(denied), "10.66.%d.%d", kind, tags);
+		snprintf(banned, sizeof(banned), "10.67.%d.%d", kind, tags);
+		snprintf(fresh, sizeof(fresh), "10.%d.%d.%d", 100 + tc, kind, tags);
+		snprintf(fresh_frag, sizeof(fresh_frag), "10.%d.%d.%d", 110 + tc, kind, tags);
+	} else {
+		snprintf(denied, sizeof(denied), "2001:db8:66::%d:%d", kind, tags);
+		snprintf(banned, sizeof(banned), "2001:db8:67::%d:%d", kind, tags);
+		/* one /64 each: the default key of IPv6 */
+		snprintf(fresh, sizeof(fresh), "2001:db8:%d:%d::1", 100 + tc, kind * 16 + tags);
+		snprintf(fresh_frag, sizeof(fresh_frag), "2001:db8:%d:%d::1", 110 + tc,
+			 kind * 16 + tags);
+	}
+	set_tags(&whole, kind, tags);
+	later = whole;
+	if (family == 4) {
+		later.frag_off = 100;
+	} else {
+		later.n_ext = 1;
+		later.ext[0] = 44;
+		later.ext_frag = 100 << 3;
+	}
+	whole.src = later.src = denied;
+	assert_int_equal(hook_passed(skel, tc, T0, &whole, 3), 0);
+	assert_int_equal(hook_passed(skel, tc, T0, &later, 3), 0);
+	whole.src = later.src = banned;
+	assert_int_equal(hook_passed(skel, tc, T0, &whole, 3), 0);
+	assert_int_equal(hook_passed(skel, tc, T0, &later, 3), 0);
+	/* port9 (burst 2) binds whole datagrams; a later fragment meets only
+	 * the portless `all` (burst 3) */
+	whole.src = fresh;
+	assert_int_equal(hook_passed(skel, tc, T0, &whole, 5), 2);
+	later.src = fresh_frag;
+	assert_int_equal(hook_passed(skel, tc, T0, &later, 5), 3);
+}
+
+static void test_vlan_stacks_meet_lists_bans_policies(void **state)
+{
+	struct floodgate_bpf *skel = load_sized(framing_config, 0, 0, false);
+	struct pkt_spec deep = {.family = 4, .src = "10.5.5.5", .proto = IPPROTO_UDP, .dport = 9};
+	int tc, family, kind, tags, combos = 0;
+	struct fg_global_stats g;
+
+	(void)state;
+	put_ban(skel, 4, "10.67.0.0", 16, ~0ULL);
+	put_ban(skel, 6, "2001:db8:67::", 48, ~0ULL);
+	for (tc = 0; tc < 2; tc++)
+		for (family = 4; family <= 6; family += 2)
+			for (kind = 0; kind < VLAN_KINDS; kind++)
+				for (tags = 1; tags <= 8; tags++, combos++)
+					check_framing(skel, tc, family, kind, tags);
+	g = global_stats(skel);
+	assert_int_equal(g.denied, combos * 6);
+	assert_int_equal(g.banned, combos * 6);
+	assert_int_equal(g.malformed, 0);
+	assert_int_equal(g.non_ip, 0);
+	/* deeper than the walk: dropped though malformed = pass, at both hooks */
+	for (tags = 9; tags <= PKT_MAX_VLANS; tags++) {
+		set_tags(&deep, 3, tags);
+		assert_int_equal(hook_passed(skel, false, T0, &deep, 1), 0);
+		assert_int_equal(hook_passed(skel, true, T0, &deep, 1), 0);
+		deep.family = 6;
+		deep.src = "2001:db8:5::5";
+		assert_int_equal(hook_passed(skel, true, T0, &deep, 1), 0);
+		deep.family = 4;
+		deep.src = "10.5.5.5";
+	}
+	g = global_stats(skel);
+	assert_int_equal(g.vlan_overflow, 3 * (PKT_MAX_VLANS - 8));
+	assert_int_equal(g.malformed, 3 * (PKT_MAX_VLANS - 8));
+	floodgate_bpf__destroy(skel);
+}
+
+/* A TCP SYN split into an 8-byte first fragment and the rest hides its
+ * flags from a `syn` match; reassembled, the kernel would deliver it. Such
+ * a first fragment is dropped whatever `malformed` says. */
+static void test_tiny_first_fragments_dropped(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_sized("malformed = pass\n"
+			   "[policy syn]\nmatch = tcp dport 80 syn\nrate = 1/min\nburst = 1\n",
+			   0, 0, false);
+	struct pkt_spec syn = {.family = 4, .src = "10.1.0.1", .proto = IPPROTO_TCP, .dport = 80};
+	struct pkt_spec tiny = syn, first = syn, cut = syn, syn6, tiny6, seven6;
+	int tc;
+
+	(void)state;
+	tiny.frag_off = 0x2000; /* more fragments, offset 0 */
+	tiny.l4_cut = 8;
+	first.frag_off = 0x2000; /* a first fragment with the whole header */
+	cut.l4_cut = 8;		 /* no fragment: the kernel drops it itself */
+	syn6 = syn;
+	syn6.family = 6;
+	syn6.src = "2001:db8:1::1";
+	tiny6 = syn6;
+	tiny6.n_ext = 1;
+	tiny6.ext[0] = 44;
+	tiny6.ext_frag = 1; /* M set, offset 0 */
+	tiny6.l4_cut = 8;
+	seven6 = syn6;
+	seven6.n_ext = 7;
+	memcpy(seven6.ext, (uint8_t[]){0, 60, 60, 60, 60, 60, 60}, 7);
+	for (tc = 0; tc < 2; tc++) {
+		tiny.vlans = tiny6.vlans = tc; /* and behind a tag */
+		assert_int_equal(hook_passed(skel, tc, T0, &tiny, 5), 0);
+		assert_int_equal(hook_passed(skel, tc, T0, &tiny6, 5), 0);
+		/* an IPv6 chain longer than the walk is delivered by the
+		 * kernel: dropped too, not passed as malformed */
+		assert_int_equal(hook_passed(skel, tc, T0, &seven6, 2), 0);
+	}
+	assert_int_equal(global_stats(skel).tiny_fragments, 20);
+	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 4);
+	/* the SYN limit holds for whole SYNs and whole first fragments */
+	assert_int_equal(hook_passed(skel, false, T0, &syn, 5), 1);
+	assert_int_equal(hook_passed(skel, true, T0, &syn6, 5), 1);
+	first.src = "10.1.0.2";
+	assert_int_equal(hook_passed(skel, false, T0, &first, 5), 1);
+	/* a cut header that is not a fragment stays `malformed` (pass here) */
+	assert_int_equal(hook_passed(skel, false, T0, &cut, 2), 2);
+	assert_int_equal(global_stats(skel).malformed, 20 + 4 + 2);
+	floodgate_bpf__destroy(skel);
+}
+
+/* --- bans ------------------------------------------------------------------ */
+
+/* An expired /32 record, kept to escalate, must not shadow an active /24. */
+static void test_expired_strike_does_not_shadow_ban(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_sized("[policy b]\nmatch = any\nrate = 1/s\nburst = 2\naction = ban 10s\n"
+			   "ban_factor = 3\nban_max = 60s\n",
+			   0, 0, false);
+	struct pkt_spec a = udp_a, neighbour = udp_a,
+			a6 = {.family = 6,
+			      .src = "2001:db8:1:2::1",
+			      .proto = IPPROTO_UDP,
+			      .dport = 9};
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 32, .family = 4};
+	struct fg_ban ban;
+	__u64 forget = T0 + 2 * SEC + FG_BAN_STRIKE_TTL_NS;
+
+	(void)state;
+	neighbour.src = "10.0.0.2";
+	/* ban A --for 2s; after it expires, ban A/24 --for 10m */
+	put_ban(skel, 4, "10.0.0.1", 32, T0 + 2 * SEC);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &a, 3), 0);
+	put_ban(skel, 4, "10.0.0.0", 24, T0 + 3 * SEC + 600 * SEC);
+	assert_int_equal(xdp_passed(skel, T0 + 3 * SEC, &a, 100), 0);
+	assert_int_equal(xdp_passed(skel, T0 + 3 * SEC, &neighbour, 100), 0);
+	/* the same, three deep, for IPv6: /128 and /64 expired, /48 active */
+	put_ban(skel, 6, "2001:db8:1:2::1", 128, T0);
+	put_ban(skel, 6, "2001:db8:1:2::", 64, T0);
+	put_ban(skel, 6, "2001:db8:1::", 48, ~0ULL);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &a6, 10), 0);
+	assert_int_equal(global_stats(skel).banned, 3 + 200 + 10);
+	/* the expired /32 still escalates until its lifetime ends... */
+	inet_pton(AF_INET, "10.0.0.1", key.addr);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), 0);
+	/* ...and the first packet that meets it after that deletes it */
+	put_ban(skel, 4, "10.0.0.0", 24, T0); /* lift the /24 */
+	assert_int_equal(xdp_passed(skel, forget - 1, &a, 1), 1);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), 0);
+	assert_int_equal(xdp_passed(skel, forget, &a, 1), 1);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), -ENOENT);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A strike record escalates only within its lifetime, and a full trie
+ * fails a ban visibly (ban_insert_failed) while the refusal still drops. */
+static void test_strike_lifetime_and_full_trie(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_sized("[policy b]\nmatch = any\nrate = 1/s\nburst = 1\naction = ban 10s\n"
+			   "ban_factor = 3\nban_max = 60s\n",
+			   0, 2, false);
+	struct pkt_spec a = udp_a, b = udp_a, c = udp_a;
+	__u64 t = T0;
+
+	(void)state;
+	b.src = "10.0.0.2";
+	c.src = "10.0.0.3";
+	assert_int_equal(xdp_passed(skel, t, &a, 2), 1);
+	assert_int_equal(ban_of(skel, 4, "10.0.0.1", 32).duration_ns, 10 * SEC);
+	t += 10 * SEC; /* expired: a repeat within the lifetime escalates */
+	assert_int_equal(xdp_passed(skel, t, &a, 2), 1);
+	assert_int_equal(ban_of(skel, 4, "10.0.0.1", 32).strikes, 2);
+	assert_int_equal(ban_of(skel, 4, "10.0.0.1", 32).duration_ns, 30 * SEC);
+	t += 30 * SEC + FG_BAN_STRIKE_TTL_NS; /* forgotten: back to the first ban */
+	assert_int_equal(xdp_passed(skel, t, &a, 2), 1);
+	assert_int_equal(ban_of(skel, 4, "10.0.0.1", 32).strikes, 1);
+	assert_int_equal(ban_of(skel, 4, "10.0.0.1", 32).duration_ns, 10 * SEC);
+	/* the trie holds 2: b's ban fits, c's does not, c is still refused */
+	assert_int_equal(xdp_passed(skel, t, &b, 2), 1);
+	assert_int_equal(xdp_passed(skel, t, &c, 3), 1);
+	assert_int_equal(global_stats(skel).bans_added, 4);
+	assert_int_equal(global_stats(skel).ban_insert_failed, 2);
+	assert_int_equal(global_stats(skel).banned, 0);
+	floodgate_bpf__destroy(skel);
+}
+
+/* --- the state tables ----------------------------------------------------- */
+
+/* The tables are LRU maps: full, they evict; they refuse only when the
+ * kernel cannot get an element, and then on_insert_failure decides. The
+ * failure is injected, for each table and each value. */
+static void test_on_insert_failure_values(void **state)
+{
+	static const char *const algorithms[] = {"token_bucket", "sliding_window", "sliding_log"};
+	char config[256];
+	struct floodgate_bpf *skel;
+	size_t i;
+	int verdict;
+
+	(void)state;
+	for (i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++) {
+		for (verdict = 0; verdict < 2; verdict++) {
+			snprintf(config, sizeof(config),
+				 "on_insert_failure = %s\nnew_sources = off\n"
+				 "[policy p]\nmatch = any\nalgorithm = %s\nrate = 1/s\n",
+				 verdict ? "drop" : "pass", algorithms[i]);
+			skel = load_sized(config, 0, 0, true);
+			assert_int_equal(xdp_passed(skel, T0, &udp_a, 4), verdict ? 0 : 4);
+			assert_int_equal(global_stats(skel).insert_failed, 4);
+			assert_int_equal(global_stats(skel).sources_created, 0);
+			assert_int_equal(policy_stats(skel, 0).dropped_packets, verdict ? 4 : 0);
+			floodgate_bpf__destroy(skel);
+		}
+	}
+}
+
+/* Sends one packet from each of n new sources 10.9.x.y, and one from
+ * `abuser` after every `every` of them (never when every is 0); returns how
+ * many of the abuser's packets passed. */
+static int churn(struct floodgate_bpf *skel, int n, int every, const struct pkt_spec *abuser)
+{
+	struct pkt_spec spoofed = udp_a;
+	char addr[32];
+	int i, passed = 0;
+
+	spoofed.src = addr;
+	for (i = 0; i < n; i++) {
+		/* three packets each: referenced, so as hot as the abuser */
+		snprintf(addr, sizeof(addr), "10.9.%d.%d", i / 250, i % 250 + 1);
+		xdp_passed(skel, T0, &spoofed, 3);
+		if (every && i % every == every - 1)
+			passed += xdp_passed(skel, T0, abuser, 1);
+	}
+	return passed;
+}
+
+/* A full LRU table evicts, but a lookup marks an entry used: a refused
+ * source that keeps sending keeps its state (and its empty bucket) while a
+ * churn of new sources turns the table over many times. One that falls
+ * silent for a whole turnover is evicted and starts again with a burst. */
+static void test_full_table_keeps_refused_source(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_sized("new_sources = off\n"
+			   "[policy p]\nmatch = any\nrate = 1/min\nburst = 2\n",
+			   256, 0, false);
+	struct pkt_spec abuser = udp_a;
+	cpu_set_t one, all;
+	int passed;
+
+	(void)state;
+	/* one CPU: the LRU's free lists are per CPU */
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	abuser.src = "10.8.0.1";
+	assert_int_equal(xdp_passed(skel, T0, &abuser, 5), 2);
+	/* 20 turnovers of a 256-entry table, the abuser every 32 sources */
+	passed = churn(skel, 20 * 256, 32, &abuser);
+	printf("refused source, once per 32 new ones: %d of %d passed\n", passed, 20 * 256 / 32);
+	assert_int_equal(passed, 0);
+	/* silent through 4 turnovers: its state is gone, its burst is back */
+	churn(skel, 4 * 256, 0, NULL);
+	passed = xdp_passed(skel, T0, &abuser, 5);
+	printf("silent through 4 turnovers: %d of 5 passed\n", passed);
+	assert_int_equal(passed, 2);
+	assert_int_equal(global_stats(skel).insert_failed, 0);
+	sched_setaffinity(0, sizeof(all), &all);
+	floodgate_bpf__destroy(skel);
+}
+
 /* --- two CPUs, one key ---------------------------------------------------- */
 
 struct flood_thread {
@@ -1179,6 +1550,12 @@ int main(void)
 		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_pinned_table_covers_every_map),
 		cmocka_unit_test(test_reload_reclaims_state),
+		cmocka_unit_test(test_vlan_stacks_meet_lists_bans_policies),
+		cmocka_unit_test(test_tiny_first_fragments_dropped),
+		cmocka_unit_test(test_expired_strike_does_not_shadow_ban),
+		cmocka_unit_test(test_strike_lifetime_and_full_trie),
+		cmocka_unit_test(test_on_insert_failure_values),
+		cmocka_unit_test(test_full_table_keeps_refused_source),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
 		cmocka_unit_test(test_two_cpus_every_algorithm_exact),

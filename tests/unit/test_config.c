@@ -130,7 +130,7 @@ static void test_global_keys(void **state)
 				"xdp_mode = generic\n"
 				"max_sources = 1000000\n"
 				"malformed = pass\n"
-				"on_table_full = drop\n"
+				"on_insert_failure = drop\n"
 				"[policy p]\nmatch = any\nrate = 1/s\n");
 	assert_string_equal(cfg.interface, "eth0");
 	assert_int_equal(cfg.hook, FG_HOOK_TC);
@@ -142,7 +142,7 @@ static void test_global_keys(void **state)
 	parse_ok("explicit defaults", "hook = xdp\n"
 				      "xdp_mode = native\n"
 				      "malformed = drop\n"
-				      "on_table_full = pass\n"
+				      "on_insert_failure = pass\n"
 				      "max_sources = 1\n"
 				      "interface = enp3s0f1.100\n"
 				      "[policy p]\nmatch = any\nrate = 1/s\n");
@@ -641,7 +641,8 @@ static void test_errors_structure(void **state)
 		{POLR "burst = # nothing\n", 4, "'burst' has no value", NULL},
 		{"brust = 1\n" POLR, 1, "unknown key 'brust'",
 		 "t.conf:1: unknown key 'brust' (expected one of: interface, hook, xdp_mode, "
-		 "max_sources, malformed, on_table_full, new_sources, new_sources_burst, clock)\n"},
+		 "max_sources, malformed, on_insert_failure, new_sources, new_sources_burst, "
+		 "clock)\n"},
 		{"Hook = xdp\n" POLR, 1, "unknown key 'Hook'", NULL},
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
@@ -694,7 +695,7 @@ static void test_errors_globals(void **state)
 		{"hook = XDP\n" POLR, 1, "bad hook", NULL},
 		{"xdp_mode = offload\n" POLR, 1, "bad xdp_mode", NULL},
 		{"malformed = maybe\n" POLR, 1, "bad malformed", NULL},
-		{"on_table_full = accept\n" POLR, 1, "bad on_table_full", NULL},
+		{"on_insert_failure = accept\n" POLR, 1, "bad on_insert_failure", NULL},
 		{"max_sources = 0\n" POLR, 1, "bad max_sources", NULL},
 		{"max_sources = 16777217\n" POLR, 1, "bad max_sources", NULL},
 		{"max_sources = abc\n" POLR, 1, "bad max_sources", NULL},
