@@ -565,7 +565,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 	if (!state) {
 		struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT};
 		int admitted;
-		long err;
+		int err;
 
 		if (budgeted && !fg_budget_allows(now))
 			return FG_NO_BUDGET;
@@ -649,7 +649,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 
 	if (!entry) {
 		struct fg_window_entry fresh = {.last_seen_ns = now};
-		long err;
+		int err;
 
 		if (budgeted && !fg_budget_allows(now))
 			return FG_NO_BUDGET;
@@ -696,7 +696,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 	if (!entry) {
 		struct fg_log_entry *fresh = bpf_map_lookup_elem(&log_template, &zero);
-		long err;
+		int err;
 
 		if (!fresh)
 			return -1;
