@@ -32,7 +32,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit-test prog-test integration-test demo bench install clean format check-format
+.PHONY: all deps test test-kernels unit-test prog-test integration-test demo bench install clean format check-format
 
 all: $(BUILD)/floodgate
 
@@ -99,6 +99,12 @@ test:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/run-tests.sh
+
+# The BPF tests on other kernels under qemu (tests/kernels/run.sh says which).
+test-kernels:
+	$(Q)scripts/install-deps.sh kernels
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)tests/kernels/run.sh
 
 demo:
 	$(Q)scripts/install-deps.sh
