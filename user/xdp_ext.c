@@ -62,7 +62,8 @@ int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsign
 			"(try --mode generic or --hook tc)\n");
 	else if (err == -EBUSY || err == -EEXIST)
 		pr_warn("Error: another XDP program holds the interface, and this kernel refuses "
-			"the BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook tc)\n");
+			"the BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook "
+			"tc)\n");
 	else if (err)
 		pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
 	if (err)
@@ -85,7 +86,8 @@ void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, siz
 	bool ours = false;
 
 	if (err) {
-		snprintf(buf, len, "unknown (libxdp cannot read the interface: %s)", strerror(-err));
+		snprintf(buf, len, "unknown (libxdp cannot read the interface: %s)",
+			 strerror(-err));
 		return;
 	}
 	if (!xdp_multiprog__is_legacy(mp)) {
@@ -100,16 +102,17 @@ void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, siz
 			snprintf(buf, len, "through libxdp's dispatcher, beside %d other program%s",
 				 others, others == 1 ? "" : "s");
 		else
-			snprintf(buf, len, "no: libxdp's dispatcher holds the interface without it");
+			snprintf(buf, len,
+				 "no: libxdp's dispatcher holds the interface without it");
 	} else {
 		main_prog = xdp_multiprog__main_prog(mp);
 		if (!main_prog)
 			snprintf(buf, len, "no: no XDP program is attached");
 		else if (xdp_program__id(main_prog) == prog_id)
 			snprintf(buf, len, "alone, without libxdp's dispatcher%s",
-				 fg_xdp_ext_allowed()
-					 ? ""
-					 : " (this kernel refuses BPF_PROG_TYPE_EXT, which it needs)");
+				 fg_xdp_ext_allowed() ? ""
+						      : " (this kernel refuses BPF_PROG_TYPE_EXT, "
+							"which it needs)");
 		else
 			snprintf(buf, len, "no: another XDP program holds the interface");
 	}
