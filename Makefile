@@ -34,7 +34,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test unit-test prog-test integration-test demo bench install clean format check-format
+.PHONY: all deps tests test test-kernels unit-test prog-test integration-test demo bench install clean format check-format
 
 all: $(BUILD)/floodgate
 
@@ -131,6 +131,12 @@ test:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/run-tests.sh
+
+# The BPF tests on other kernels under qemu (tests/kernels/run.sh says which).
+test-kernels:
+	$(Q)scripts/install-deps.sh kernels
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)tests/kernels/run.sh
 
 demo:
 	$(Q)scripts/install-deps.sh

@@ -2,6 +2,8 @@
 # Install every Debian 12 package that floodgate's build, tests, demo and
 # benchmark need. Idempotent: packages already present are left alone, and
 # apt is not touched at all when nothing is missing.
+#   install-deps.sh           the build, tests, demo and benchmark
+#   install-deps.sh kernels   also what `make test-kernels` needs (qemu, busybox)
 set -euo pipefail
 
 packages=(
@@ -11,6 +13,14 @@ packages=(
 	iproute2 ethtool util-linux
 	nftables iptables gnuplot-nox python3
 )
+case "${1:-}" in
+'') ;;
+kernels) packages+=(qemu-system-x86 busybox-static kmod cpio) ;;
+*)
+	echo "install-deps.sh: unknown package group '$1' (known: kernels)" >&2
+	exit 2
+	;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "install-deps.sh: must run as root to install packages" >&2

@@ -24,6 +24,7 @@
 #include "pinned.h"
 #include "policy.h"
 #include "skeleton.h"
+#include "xdp_ext.h"
 
 #define FG_TC_HANDLE   0xf100
 #define FG_TC_PRIORITY 1
@@ -140,9 +141,15 @@ static int create_maps(const char *pin_dir, const struct fg_config *cfg,
 static int attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode, __u32 *prog_id)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, xdp_opts, .obj = skel->obj, .prog_name = "fg_xdp");
-	struct xdp_program *prog = xdp_program__create(&xdp_opts);
-	int err = libxdp_get_error(prog);
+	struct xdp_program *prog;
+	int err;
 
+	/* Without EXT, libxdp's dispatcher attempt can only fail, noisily. */
+	if (!fg_xdp_ext_allowed())
+		return fg_xdp_attach_alone(skel->obj, skel->progs.fg_xdp, ifindex,
+					   mode == FG_XDP_GENERIC, prog_id);
+	prog = xdp_program__create(&xdp_opts);
+	err = libxdp_get_error(prog);
 	if (err) {
 		pr_warn("Error: libxdp cannot use the XDP program: %s\n", strerror(-err));
 		return err;

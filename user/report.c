@@ -16,6 +16,7 @@
 #include "log.h"
 #include "pinned.h"
 #include "policy.h"
+#include "xdp_ext.h"
 
 static const char *algorithm_name(__u8 algorithm)
 {
@@ -152,6 +153,13 @@ static int status_one(const char *ifname)
 		printf(" (%s)", pinned.rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native");
 	printf(", program id %u, %s\n", pinned.rt.prog_id,
 	       still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
+	if (pinned.rt.hook == FG_HOOK_XDP) {
+		char sharing[160];
+
+		fg_xdp_describe_sharing(pinned.rt.ifindex, pinned.rt.prog_id, sharing,
+					sizeof(sharing));
+		printf("  xdp:      %s\n", sharing);
+	}
 	printf("  pinned:   %s\n", pin_dir);
 	print_occupancy(&pinned);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "log.h"
+#include "xdp_ext.h"
+
+/* The dispatcher runs each program as an EXT (freplace) of one of its slots.
+ * Hardened kernels refuse the whole EXT type with EPERM before the verifier
+ * runs; a stock kernel verifies this program and rejects it with EINVAL, as
+ * it names no function to replace. Anything but EPERM means "allowed". */
+static bool probe_ext(void)
+{
+	const struct bpf_insn return_zero[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_EXT, "fg_ext_probe", "GPL", return_zero, 2, NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	pr_debug("BPF_PROG_TYPE_EXT probe: %s\n", strerror(-fd));
+	return fd != -EPERM;
+}
+
+bool fg_xdp_ext_allowed(void)
+{
+	static int allowed = -1;
+
+	if (allowed < 0)
+		allowed = probe_ext();
+	return allowed;
+}
+
+int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsigned int ifindex,
+			bool generic, __u32 *prog_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	int err = bpf_object__load(obj);
+
+	if (err) {
+		pr_warn("Error: cannot load the XDP program: %s\n", strerror(-err));
+		return err;
+	}
+	pr_info("this kernel refuses BPF_PROG_TYPE_EXT: attaching without libxdp's dispatcher\n");
+	err = bpf_xdp_attach(ifindex, bpf_program__fd(prog),
+			     XDP_FLAGS_UPDATE_IF_NOEXIST |
+				     (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE),
+			     NULL);
+	if (err == -EOPNOTSUPP)
+		pr_warn("Error: the interface has no native XDP support "
+			"(try --mode generic or --hook tc)\n");
+	else if (err == -EBUSY || err == -EEXIST)
+		pr_warn("Error: another XDP program holds the interface, and this kernel refuses "
+			"the BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook "
+			"tc)\n");
+	else if (err)
+		pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
+	if (err)
+		return err;
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &info_len);
+	if (err) {
+		pr_warn("Error: cannot read the attached program's id: %s\n", strerror(-err));
+		bpf_xdp_detach(ifindex, generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
+		return err;
+	}
+	*prog_id = info.id;
+	return 0;
+}
+
+void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog, *main_prog;
+	int err = libxdp_get_error(mp), others = 0;
+	bool ours = false;
+
+	if (err) {
+		snprintf(buf, len, "unknown (libxdp cannot read the interface: %s)",
+			 strerror(-err));
+		return;
+	}
+	if (!xdp_multiprog__is_legacy(mp)) {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
+		     prog = xdp_multiprog__next_prog(prog, mp)) {
+			if (xdp_program__id(prog) == prog_id)
+				ours = true;
+			else
+				others++;
+		}
+		if (ours)
+			snprintf(buf, len, "through libxdp's dispatcher, beside %d other program%s",
+				 others, others == 1 ? "" : "s");
+		else
+			snprintf(buf, len,
+				 "no: libxdp's dispatcher holds the interface without it");
+	} else {
+		main_prog = xdp_multiprog__main_prog(mp);
+		if (!main_prog)
+			snprintf(buf, len, "no: no XDP program is attached");
+		else if (xdp_program__id(main_prog) == prog_id)
+			snprintf(buf, len, "alone, without libxdp's dispatcher%s",
+				 fg_xdp_ext_allowed() ? ""
+						      : " (this kernel refuses BPF_PROG_TYPE_EXT, "
+							"which it needs)");
+		else
+			snprintf(buf, len, "no: another XDP program holds the interface");
+	}
+	xdp_multiprog__close(mp);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Whether libxdp's multiprog dispatcher can work on this kernel, a plain
+ * XDP attach for when it cannot, and how floodgate holds its interface. */
+#ifndef FG_XDP_EXT_H
+#define FG_XDP_EXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct bpf_object;
+struct bpf_program;
+
+/* False when the kernel refuses BPF_PROG_TYPE_EXT (freplace) programs,
+ * which libxdp's dispatcher attaches its components as. Probed once. */
+bool fg_xdp_ext_allowed(void);
+
+/* Loads OBJ and attaches PROG to IFINDEX as the interface's only XDP
+ * program, without libxdp. Says what failed; returns 0 or -errno. */
+int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsigned int ifindex,
+			bool generic, __u32 *prog_id);
+
+/* Describes, for `status`, how program PROG_ID holds IFINDEX: through
+ * libxdp's dispatcher beside others, or alone. */
+void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len);
+
+#endif /* FG_XDP_EXT_H */
