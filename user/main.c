@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* floodgate: command dispatch and argument parsing. */
 #include <getopt.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "flood.h"
 #include "floodgate.h"
 #include "loader.h"
 #include "log.h"
+#include "replay.h"
 
 #ifndef FG_VERSION
 #define FG_VERSION "0.1.0"
@@ -24,6 +27,9 @@ static const char usage_text[] =
 	"  status [IFACE]          where attached, mode, policies, table occupancy\n"
 	"  stats IFACE [--json]    per-policy and global counters\n"
 	"  check -c FILE           validate a config and exit\n"
+	"  replay -c FILE CAPTURE [--json] [-n N]\n"
+	"                          run FILE's policy over a pcap/pcapng capture, offline,\n"
+	"                          on its timestamps; N top sources by drops (default 10)\n"
 	"  ban IFACE ADDR[/LEN] [--for DURATION]\n"
 	"                          drop a source or prefix (until unbanned, by default)\n"
 	"  unban IFACE ADDR[/LEN]  lift a ban\n"
@@ -33,7 +39,8 @@ static const char usage_text[] =
 	"\n"
 	"  -v                      more logging (repeat for libbpf/libxdp debug output)\n"
 	"\n"
-	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config,\n"
+	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config\n"
+	"(replay: or capture), "
 	"4 environment (not root, unknown interface, no BTF/XDP), 5 already/not loaded.\n";
 
 static int usage_error(const char *fmt, const char *arg)
@@ -67,6 +74,7 @@ struct cmd_args {
 	const char *config;
 	const char *target;   /* ban/unban: ADDR[/LEN] */
 	const char *duration; /* ban --for */
+	const char *top;      /* replay -n */
 	int hook;
 	int mode;
 	bool json;
@@ -78,21 +86,26 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 			  struct cmd_args *a)
 {
 	static const struct option options[] = {
-		{"config", required_argument, NULL, 'c'}, {"hook", required_argument, NULL, 'H'},
-		{"mode", required_argument, NULL, 'm'},	  {"for", required_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},	  {NULL, 0, NULL, 0},
+		{"config", required_argument, NULL, 'c'},
+		{"hook", required_argument, NULL, 'H'},
+		{"mode", required_argument, NULL, 'm'},
+		{"for", required_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},
+		{"top", required_argument, NULL, 'n'},
+		{NULL, 0, NULL, 0},
 	};
 	int opt;
 
 	*a = (struct cmd_args){.hook = -1, .mode = -1};
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":c:", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":c:n:", options, NULL)) != -1) {
 		const char *name = opt == 'c'	? "config"
 				   : opt == 'H' ? "hook"
 				   : opt == 'm' ? "mode"
 				   : opt == 'j' ? "json"
 				   : opt == 'f' ? "for"
+				   : opt == 'n' ? "top"
 						: NULL;
 
 		if (opt == ':')
@@ -119,6 +132,9 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 			break;
 		case 'f':
 			a->duration = optarg;
+			break;
+		case 'n':
+			a->top = optarg;
 			break;
 		}
 	}
@@ -234,6 +250,23 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = require(a.config, "-c FILE", cmd);
 		return ret ? ret : fg_cmd_check(a.config);
+	}
+	if (!strcmp(cmd, "replay")) {
+		char *end = NULL;
+		long top = 10;
+
+		/* CAPTURE is the one positional argument (the `target` slot). */
+		ret = parse_cmd_args(argc, argv, "config json top target", false, &a);
+		if (!ret)
+			ret = require(a.config, "-c FILE", cmd);
+		if (!ret)
+			ret = require(a.target, "a capture file", cmd);
+		if (!ret && a.top) {
+			top = strtol(a.top, &end, 10);
+			if (*a.top < '0' || *a.top > '9' || *end || top == LONG_MAX)
+				ret = usage_error("-n takes a number of sources, not '%s'", a.top);
+		}
+		return ret ? ret : fg_cmd_replay(a.config, a.target, a.json, top);
 	}
 	return usage_error("unknown command '%s'", cmd);
 }
