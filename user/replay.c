@@ -416,38 +416,15 @@ static int replay_frames(pcap_t *pcap, const char *path, struct floodgate_bpf *s
 	return FG_EXIT_OK;
 }
 
-static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
-{
-	int ncpus = libbpf_num_possible_cpus(), cpu;
-	size_t words = value_size / sizeof(__u64), i;
-	__u64 *values, *out = sum;
-
-	if (ncpus < 0)
-		return ncpus;
-	values = calloc(ncpus, value_size);
-	if (!values)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(fd, &index, values)) {
-		free(values);
-		return -errno;
-	}
-	memset(sum, 0, value_size);
-	for (cpu = 0; cpu < ncpus; cpu++)
-		for (i = 0; i < words; i++)
-			out[i] += values[cpu * words + i];
-	free(values);
-	return 0;
-}
-
 static int read_counters(struct floodgate_bpf *skel, struct fg_replay_result *r)
 {
 	__u32 i, zero = 0;
-	int err = sum_percpu(bpf_map__fd(skel->maps.global_stats), zero, &r->global,
-			     sizeof(r->global));
+	int err = fg_sum_percpu(bpf_map__fd(skel->maps.global_stats), zero, &r->global,
+				sizeof(r->global));
 
 	for (i = 0; !err && i < r->set->count && i < FG_MAX_POLICIES; i++)
-		err = sum_percpu(bpf_map__fd(skel->maps.policy_stats), i, &r->policies[i],
-				 sizeof(r->policies[i]));
+		err = fg_sum_percpu(bpf_map__fd(skel->maps.policy_stats), i, &r->policies[i],
+				    sizeof(r->policies[i]));
 	if (err)
 		pr_warn("Error: cannot read the counters: %s\n", strerror(-err));
 	return err ? FG_EXIT_FAILURE : FG_EXIT_OK;
@@ -600,6 +577,20 @@ static void format_time(__u64 ns, char *buf, size_t size)
 	snprintf(buf, size, "%s.%09" PRIu64 "Z", day, (uint64_t)(ns % NS_PER_SEC));
 }
 
+struct time_span {
+	char first[64], last[64];
+	double seconds;
+};
+
+static struct time_span describe_span(const struct fg_replay_result *r)
+{
+	struct time_span span = {.seconds = (double)(r->last_ns - r->first_ns) / NS_PER_SEC};
+
+	format_time(r->first_ns, span.first, sizeof(span.first));
+	format_time(r->last_ns, span.last, sizeof(span.last));
+	return span;
+}
+
 static const char *linktype_name(int linktype)
 {
 	const char *name = pcap_datalink_val_to_name(linktype);
@@ -616,11 +607,10 @@ static const char *linktype_name(int linktype)
 static void print_replay_json(const char *capture, const struct fg_replay_result *r,
 			      const struct fg_replay_source **top, size_t n_top)
 {
-	char first[64], last[64], addr[INET6_ADDRSTRLEN];
+	struct time_span span = describe_span(r);
+	char addr[INET6_ADDRSTRLEN];
 	size_t i;
 
-	format_time(r->first_ns, first, sizeof(first));
-	format_time(r->last_ns, last, sizeof(last));
 	printf("{\"capture\":");
 	print_json_string(capture);
 	printf(",\"linktype\":\"%s\"", linktype_name(r->linktype));
@@ -630,8 +620,7 @@ static void print_replay_json(const char *capture, const struct fg_replay_result
 	printf(",\"cut_short\":%s", r->cut_short ? "true" : "false");
 	printf(",\"time_span\":{\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
 	       ",\"first\":\"%s\",\"last\":\"%s\",\"seconds\":%.9f}",
-	       (uint64_t)r->first_ns, (uint64_t)r->last_ns, first, last,
-	       (double)(r->last_ns - r->first_ns) / NS_PER_SEC);
+	       (uint64_t)r->first_ns, (uint64_t)r->last_ns, span.first, span.last, span.seconds);
 	printf(",\"elapsed_ns\":%" PRIu64 ",", (uint64_t)r->elapsed_ns);
 	fg_print_counters_json(&r->global, r->set, r->policies);
 	printf(",\"top_sources\":[");
@@ -646,14 +635,13 @@ static void print_replay_json(const char *capture, const struct fg_replay_result
 static void print_replay_text(const char *capture, const struct fg_replay_result *r,
 			      const struct fg_replay_source **top, size_t n_top)
 {
-	char first[64], last[64], addr[INET6_ADDRSTRLEN];
+	struct time_span span = describe_span(r);
+	char addr[INET6_ADDRSTRLEN];
 	size_t i;
 
-	format_time(r->first_ns, first, sizeof(first));
-	format_time(r->last_ns, last, sizeof(last));
 	printf("%s (%s): %" PRIu64 " frames from %s to %s (%.3f s)%s\n", capture,
-	       linktype_name(r->linktype), (uint64_t)r->frames, first, last,
-	       (double)(r->last_ns - r->first_ns) / NS_PER_SEC, r->cut_short ? ", CUT SHORT" : "");
+	       linktype_name(r->linktype), (uint64_t)r->frames, span.first, span.last, span.seconds,
+	       r->cut_short ? ", CUT SHORT" : "");
 	printf("  replayed in %.3f s (%.0f frames/s)\n", (double)r->elapsed_ns / NS_PER_SEC,
 	       r->elapsed_ns ? r->frames * (double)NS_PER_SEC / r->elapsed_ns : 0.0);
 #define X(f) printf("  %-16s %" PRIu64 "\n", #f, (uint64_t)r->f);

@@ -194,7 +194,7 @@ int fg_cmd_status(const char *ifname)
 	return ret;
 }
 
-static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
+int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 *values, *out = sum;
@@ -305,11 +305,11 @@ int fg_cmd_stats(const char *ifname, bool json)
 	ret = FG_EXIT_FAILURE;
 	err = read_active_set(&pinned, set);
 	if (!err)
-		err = sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
+		err = fg_sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
 	for (i = 0; !err && i < set->count && i < FG_MAX_POLICIES; i++)
-		err = sum_percpu(pinned.maps.policy_stats,
-				 pinned.rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
-				 sizeof(ps[i]));
+		err = fg_sum_percpu(pinned.maps.policy_stats,
+				    pinned.rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
+				    sizeof(ps[i]));
 	if (err) {
 		pr_warn("Error: cannot read the counters of %s: %s\n", ifname, strerror(-err));
 		goto out;
