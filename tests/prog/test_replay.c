@@ -127,6 +127,49 @@ static const char *write_capture(const char *name, int linktype, const struct fr
 	return path;
 }
 
+/* pcapng, which libpcap reads but does not write: a section header, one
+ * Ethernet interface with nanosecond timestamps (if_tsresol = 9), and an
+ * enhanced packet block per frame. Little-endian, as written here. */
+static void put32(FILE *f, uint32_t v)
+{
+	fwrite(&v, 4, 1, f);
+}
+
+static const char *write_pcapng(const char *name, const struct frame *frames, size_t n)
+{
+	static const uint8_t header[] = {
+		0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0,    0,	   0x4d, 0x3c,
+		0x2b, 0x1a, 1,	  0,	0,  0, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 28, 0, 0,    0, /* section */
+		1,    0,    0,	  0,	32, 0, 0,    0,	   1,	 0,
+		0,    0,    0xff, 0xff, 0,  0, /* interface */
+		9,    0,    1,	  0,	9,  0, 0,    0,	   0,	 0,
+		0,    0,    32,	  0,	0,  0, /* if_tsresol 9 */
+	};
+	const char *path = work_path(name);
+	FILE *f = fopen(path, "wb");
+	uint8_t eth[1600] = {0};
+	size_t i, len, padded;
+
+	assert_non_null(f);
+	fwrite(header, sizeof(header), 1, f);
+	for (i = 0; i < n; i++) {
+		len = build_packet(eth, &frames[i].pkt);
+		padded = (len + 3) & ~(size_t)3;
+		put32(f, 6);
+		put32(f, 32 + padded);
+		put32(f, 0);
+		put32(f, frames[i].t_ns >> 32);
+		put32(f, (uint32_t)frames[i].t_ns);
+		put32(f, len);
+		put32(f, len);
+		fwrite(eth, padded, 1, f); /* build_packet zeroes past the frame */
+		put32(f, 32 + padded);
+	}
+	fclose(f);
+	return path;
+}
+
 static int replay(const char *config, const char *capture, struct fg_replay_result *r)
 {
 	struct fg_replay_opts opts = {.config_path = write_file("test.conf", config),
@@ -203,7 +246,7 @@ static const char two_policies[] = "[policy dns]\n"
 
 /* Worked by hand. dns is a bucket of 2 tokens refilled every 100 ms; login
  * admits 2 in any second. Times are offsets from T0. */
-static void test_hand_computed(void **state)
+static void check_hand_computed(bool pcapng)
 {
 	struct pkt_spec dns = {.family = 4, .src = "10.1.0.1", .proto = IPPROTO_UDP, .dport = 53};
 	struct pkt_spec ssh = {
@@ -224,12 +267,12 @@ static void test_hand_computed(void **state)
 		AT(T0 + 1200000000, ssh), /* 0.5 s and 1.0 s ones count: drop */
 		AT(T0 + 1500000000, ssh), /* 0.5 s one is exactly 1 s old: pass */
 	};
+	const size_t n = sizeof(frames) / sizeof(frames[0]);
 	struct fg_replay_result r;
 
-	(void)state;
 	assert_int_equal(replay(two_policies,
-				write_capture("hand.pcap", DLT_EN10MB, frames,
-					      sizeof(frames) / sizeof(frames[0])),
+				pcapng ? write_pcapng("hand.pcapng", frames, n)
+				       : write_capture("hand.pcap", DLT_EN10MB, frames, n),
 				&r),
 			 FG_EXIT_OK);
 	assert_int_equal(r.policies[0].matched_packets, 8);
@@ -243,6 +286,18 @@ static void test_hand_computed(void **state)
 	assert_int_equal(r.last_ns, T0 + 1500000000);
 	assert_int_equal(r.global.packets, 14);
 	fg_replay_result_free(&r);
+}
+
+static void test_hand_computed(void **state)
+{
+	(void)state;
+	check_hand_computed(false);
+}
+
+static void test_hand_computed_pcapng(void **state)
+{
+	(void)state;
+	check_hand_computed(true);
 }
 
 #define N_SOURCES 5
@@ -474,6 +529,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hand_computed),
+		cmocka_unit_test(test_hand_computed_pcapng),
 		cmocka_unit_test(test_against_reference),
 		cmocka_unit_test(test_truncated_frames_cost_wire_length),
 		cmocka_unit_test(test_sll),
