@@ -310,6 +310,32 @@ static __u64 lcg(__u64 *seed)
 	return *seed >> 33;
 }
 
+/* Each source's passed and dropped counts, as replay counted them from the
+ * verdicts, against the reference's. */
+static void check_sources(const struct fg_replay_result *r, const __u64 *sent,
+			  const __u64 *admitted)
+{
+	size_t i, slot, found = 0;
+	__u8 addr[16];
+
+	for (i = 0; i < N_SOURCES; i++) {
+		int family = strchr(sources[i], ':') ? 6 : 4;
+
+		memset(addr, 0, sizeof(addr));
+		inet_pton(family == 6 ? AF_INET6 : AF_INET, sources[i], addr);
+		for (slot = 0; slot < r->sources_size; slot++) {
+			const struct fg_replay_source *s = &r->sources[slot];
+
+			if (s->family != family || memcmp(s->addr, addr, 16))
+				continue;
+			assert_int_equal(s->passed, admitted[i]);
+			assert_int_equal(s->dropped, sent[i] - admitted[i]);
+			found++;
+		}
+	}
+	assert_int_equal(found, N_SOURCES);
+}
+
 /* Several thousand frames from five sources over a few seconds, each to
  * one of the two policies, with gaps of 1 ns to 9 ms: both policies both
  * admit and refuse, and the reference says exactly how many. */
@@ -320,8 +346,10 @@ static void test_against_reference(void **state)
 	struct ref_bucket buckets[N_SOURCES] = {0};
 	struct ref_log *logs = calloc(N_SOURCES, sizeof(*logs));
 	__u64 t = T0, seed = 42, expect_dns = 0, expect_login = 0, n_dns = 0;
+	__u64 sent[N_SOURCES] = {0}, admitted[N_SOURCES] = {0};
 	struct fg_replay_result r;
 	size_t i;
+	bool ok;
 
 	(void)state;
 	assert_non_null(frames);
@@ -337,10 +365,14 @@ static void test_against_reference(void **state)
 						  .dport = is_dns ? 53 : 22};
 		if (is_dns) {
 			n_dns++;
-			expect_dns += ref_bucket_admit(&buckets[src], 10, SEC, 2, t);
+			ok = ref_bucket_admit(&buckets[src], 10, SEC, 2, t);
+			expect_dns += ok;
 		} else {
-			expect_login += ref_log_admit(&logs[src], 2, SEC, t);
+			ok = ref_log_admit(&logs[src], 2, SEC, t);
+			expect_login += ok;
 		}
+		sent[src]++;
+		admitted[src] += ok;
 	}
 	assert_int_equal(replay(two_policies, write_capture("ref.pcap", DLT_EN10MB, frames, N), &r),
 			 FG_EXIT_OK);
@@ -356,6 +388,7 @@ static void test_against_reference(void **state)
 	assert_int_equal(r.policies[1].passed_packets, expect_login);
 	assert_int_equal(r.sources_used, N_SOURCES);
 	assert_int_equal(r.passed, expect_dns + expect_login);
+	check_sources(&r, sent, admitted);
 	fg_replay_result_free(&r);
 	free(frames);
 	free(logs);
