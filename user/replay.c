@@ -116,8 +116,10 @@ static int read_config(const char *path, struct fg_config *cfg, struct fg_compil
 			FG_MAX_SRC_PREFIXES);
 		return FG_EXIT_CONFIG;
 	}
-	if (err)
+	if (err) {
+		pr_warn("Error: cannot compile %s: %s\n", path, strerror(-err));
 		return FG_EXIT_FAILURE;
+	}
 	/* The compiled budget is one CPU's share (its interval is ncpus times
 	 * the configured one); every replayed frame meets the same CPU, so it
 	 * gets the configured rate. */
@@ -371,7 +373,7 @@ static __u64 replay_clock(struct fg_replay_result *r, const struct pcap_pkthdr *
 static int replay_frames(pcap_t *pcap, const char *path, struct floodgate_bpf *skel,
 			 struct progress *pg, struct fg_replay_result *r)
 {
-	static __u8 buf[FG_REPLAY_MAX_RUN_BYTES];
+	__u8 buf[FG_REPLAY_MAX_RUN_BYTES]; /* a cooked frame, made Ethernet */
 	int prog_fd = bpf_program__fd(skel->progs.fg_xdp), rc, err;
 	struct replay_frame frame;
 	struct pcap_pkthdr *hdr;
