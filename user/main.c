@@ -40,8 +40,8 @@ static const char usage_text[] =
 	"  -v                      more logging (repeat for libbpf/libxdp debug output)\n"
 	"\n"
 	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config\n"
-	"(replay: or capture), "
-	"4 environment (not root, unknown interface, no BTF/XDP), 5 already/not loaded.\n";
+	"(replay: or capture), 4 environment (not root, unknown interface, no BTF/XDP),\n"
+	"5 already/not loaded.\n";
 
 static int usage_error(const char *fmt, const char *arg)
 {
