@@ -17,7 +17,7 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 WARNINGS  := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
-PKGS      := libbpf libxdp
+PKGS      := libbpf libxdp libpcap
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARNINGS) -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)

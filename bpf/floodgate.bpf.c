@@ -49,6 +49,11 @@ __u32 fg_bench_seq = 0;
  * load never reaches it and the verifier prunes the branch. */
 __u64 fg_test_now_ns = 0;
 
+/* `floodgate replay` only: a captured frame's length on the wire, which is
+ * what byte costs and byte counters use when the capture kept fewer bytes
+ * (snaplen). Read only under fg_test_clock; 0 = the frame's own length. */
+__u64 fg_test_wire_len = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, FG_DEFAULT_MAX_SOURCES); /* resized from max_sources */
@@ -999,8 +1004,11 @@ int fg_xdp(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
+	__u64 pkt_len = data_end - data;
 
-	if (fg_process(data, data_end, data_end - data) == FG_VERDICT_DROP)
+	if (fg_test_clock && fg_test_wire_len)
+		pkt_len = fg_test_wire_len;
+	if (fg_process(data, data_end, pkt_len) == FG_VERDICT_DROP)
 		return XDP_DROP;
 	return XDP_PASS;
 }

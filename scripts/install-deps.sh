@@ -12,6 +12,7 @@ packages=(
 	libelf-dev zlib1g-dev libcmocka-dev
 	iproute2 ethtool util-linux
 	nftables iptables gnuplot-nox python3
+	libpcap-dev tcpdump
 )
 case "${1:-}" in
 '') ;;

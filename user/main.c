@@ -5,13 +5,16 @@
  * and each command's --help all read it.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "floodgate.h"
 #include "loader.h"
 #include "log.h"
+#include "replay.h"
 
 #ifndef FG_VERSION
 #define FG_VERSION "0.1.0"
@@ -24,6 +27,7 @@ struct cmd_args {
 	const char *config;
 	const char *target;   /* ban/unban: ADDR[/LEN] */
 	const char *duration; /* ban --for */
+	const char *top;      /* replay -n */
 	int hook;
 	int mode;
 	bool json;
@@ -39,6 +43,7 @@ enum positional {
 enum option_id {
 	OPT_CONFIG = 'c',
 	OPT_HELP = 'h',
+	OPT_TOP = 'n',
 	OPT_VERBOSE = 'v',
 	OPT_HOOK = 256,
 	OPT_MODE,
@@ -66,6 +71,10 @@ enum option_id {
 	{                                                                                          \
 		"json", no_argument, NULL, OPT_JSON                                                \
 	}
+#define OPTION_TOP                                                                                 \
+	{                                                                                          \
+		"top", required_argument, NULL, OPT_TOP                                            \
+	}
 #define OPTION_HELP                                                                                \
 	{                                                                                          \
 		"help", no_argument, NULL, OPT_HELP                                                \
@@ -85,6 +94,8 @@ static const struct option config_options[] = {OPTION_CONFIG, OPTION_HELP, OPTIO
 					       OPTIONS_END};
 static const struct option json_options[] = {OPTION_JSON, OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
 static const struct option ban_options[] = {OPTION_FOR, OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
+static const struct option replay_options[] = {OPTION_CONFIG, OPTION_JSON,    OPTION_TOP,
+					       OPTION_HELP,   OPTION_VERBOSE, OPTIONS_END};
 static const struct option plain_options[] = {OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
 
 /* How each option is shown in a command's --help. */
@@ -98,6 +109,7 @@ static const struct {
 	{OPT_MODE, "--mode native|generic", "XDP mode (default: the config's, else native)"},
 	{OPT_FOR, "--for DURATION", "ban for 1ms..30d, such as 90s, 10m, 24h"},
 	{OPT_JSON, "--json", "print JSON"},
+	{OPT_TOP, "-n, --top N", "list the N sources with the most drops (default 10)"},
 	{OPT_VERBOSE, "-v, --verbose", "more logging; -vv adds libbpf/libxdp debug output"},
 	{OPT_HELP, "-h, --help", "print this help and exit"},
 };
@@ -107,7 +119,7 @@ struct command {
 	int (*run)(const struct cmd_args *a);
 	const struct option *options;
 	enum positional iface; /* IFACE */
-	bool target;	       /* ADDR[/LEN] after IFACE */
+	const char *target;    /* what the argument after IFACE is, or NULL: none */
 	bool needs_config;     /* -c FILE is required */
 	const char *synopsis;  /* the arguments, after the name */
 	const char *help;      /* one line */
@@ -163,32 +175,54 @@ static int run_bans(const struct cmd_args *a)
 	return fg_cmd_bans(a->ifname);
 }
 
+static int run_replay(const struct cmd_args *a)
+{
+	char *end = NULL;
+	long top = 10;
+
+	if (a->top) {
+		top = strtol(a->top, &end, 10);
+		if (*a->top < '0' || *a->top > '9' || *end || top == LONG_MAX) {
+			fprintf(stderr,
+				"Error: -n takes a number of sources, not '%s'\n"
+				"Run 'floodgate replay --help' for usage.\n",
+				a->top);
+			return FG_EXIT_USAGE;
+		}
+	}
+	return fg_cmd_replay(a->config, a->target, a->json, top);
+}
+
 static const struct command commands[] = {
-	{"load", run_load, load_options, POS_OPTIONAL, false, false,
+	{"load", run_load, load_options, POS_OPTIONAL, NULL, false,
 	 "IFACE [-c FILE] [--hook xdp|tc] [--mode native|generic]",
 	 "attach to IFACE with FILE's policy (default: built in)"},
-	{"reload", run_reload, config_options, POS_REQUIRED, false, true, "IFACE -c FILE",
+	{"reload", run_reload, config_options, POS_REQUIRED, NULL, true, "IFACE -c FILE",
 	 "replace the policy live; per-source state is kept"},
-	{"unload", run_unload, plain_options, POS_REQUIRED, false, false, "IFACE",
+	{"unload", run_unload, plain_options, POS_REQUIRED, NULL, false, "IFACE",
 	 "detach and remove every pin"},
-	{"status", run_status, plain_options, POS_OPTIONAL, false, false, "[IFACE]",
+	{"status", run_status, plain_options, POS_OPTIONAL, NULL, false, "[IFACE]",
 	 "where attached, mode, policies, table occupancy"},
-	{"stats", run_stats, json_options, POS_REQUIRED, false, false, "IFACE [--json]",
+	{"stats", run_stats, json_options, POS_REQUIRED, NULL, false, "IFACE [--json]",
 	 "per-policy and global counters"},
-	{"check", run_check, config_options, POS_NONE, false, true, "-c FILE",
+	{"check", run_check, config_options, POS_NONE, NULL, true, "-c FILE",
 	 "validate a config and exit"},
-	{"ban", run_ban, ban_options, POS_REQUIRED, true, false,
+	{"replay", run_replay, replay_options, POS_NONE, "a capture file", true,
+	 "-c FILE CAPTURE [--json] [-n N]",
+	 "run FILE's policy over a pcap/pcapng capture, offline, on its timestamps"},
+	{"ban", run_ban, ban_options, POS_REQUIRED, "an address, ADDR[/LEN]", false,
 	 "IFACE ADDR[/LEN] [--for DURATION]",
 	 "drop a source or prefix (until unbanned, by default)"},
-	{"unban", run_unban, plain_options, POS_REQUIRED, true, false, "IFACE ADDR[/LEN]",
-	 "lift a ban"},
-	{"bans", run_bans, plain_options, POS_REQUIRED, false, false, "IFACE",
+	{"unban", run_unban, plain_options, POS_REQUIRED, "an address, ADDR[/LEN]", false,
+	 "IFACE ADDR[/LEN]", "lift a ban"},
+	{"bans", run_bans, plain_options, POS_REQUIRED, NULL, false, "IFACE",
 	 "list bans with their remaining time"},
 };
 
 static const char exit_codes_text[] =
-	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config,\n"
-	"4 environment (not root, unknown interface, no BTF/XDP), 5 already/not loaded.\n";
+	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config\n"
+	"(replay: or capture), 4 environment (not root, unknown interface, no BTF/XDP),\n"
+	"5 already/not loaded.\n";
 
 /* The global usage: one entry per command of the table. */
 static void print_usage(FILE *out)
@@ -320,6 +354,9 @@ static int apply_option(const struct command *cmd, int opt, struct cmd_args *a)
 	case OPT_JSON:
 		a->json = true;
 		break;
+	case OPT_TOP:
+		a->top = optarg;
+		break;
 	case OPT_VERBOSE:
 		fg_log_level++;
 		break;
@@ -364,8 +401,12 @@ static int parse_positionals(const struct command *cmd, int argc, char **argv, s
 		return usage_error(cmd->name, "unexpected argument '%s'", argv[optind]);
 	if (cmd->iface == POS_REQUIRED && !a->ifname)
 		return usage_error(cmd->name, "'%s' needs an interface", cmd->name);
-	if (cmd->target && !a->target)
-		return usage_error(cmd->name, "'%s' needs an address, ADDR[/LEN]", cmd->name);
+	if (cmd->target && !a->target) {
+		char missing[96];
+
+		snprintf(missing, sizeof(missing), "'%s' needs %s", cmd->name, cmd->target);
+		return usage_error(cmd->name, "%s", missing);
+	}
 	if (cmd->needs_config && !a->config)
 		return usage_error(cmd->name, "'%s' needs -c FILE", cmd->name);
 	if (a->ifname && strlen(a->ifname) >= IF_NAMESIZE)

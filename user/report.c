@@ -17,6 +17,7 @@
 #include "pinned.h"
 #include "policy.h"
 #include "xdp_ext.h"
+#include "report.h"
 
 static const char *algorithm_name(__u8 algorithm)
 {
@@ -217,7 +218,7 @@ int fg_cmd_status(const char *ifname)
 	return ret;
 }
 
-static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
+int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 *values, *out = sum;
@@ -252,16 +253,13 @@ static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
 /* clang-format on */
 
-static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
-			     const struct fg_global_stats *g, const struct fg_policy_set *set,
-			     const struct fg_policy_stats *ps)
+void fg_print_counters_json(const struct fg_global_stats *g, const struct fg_policy_set *set,
+			    const struct fg_policy_stats *ps)
 {
 	const char *sep = "";
 	__u32 i;
 
-	printf("{\"interface\":\"%s\",\"hook\":\"%s\",\"generation\":%" PRIu64 ",\"global\":{",
-	       ifname, pinned->rt.hook == FG_HOOK_XDP ? "xdp" : "tc",
-	       (uint64_t)pinned->rt.generation);
+	printf("\"global\":{");
 #define X(f)                                                                                       \
 	printf("%s\"" #f "\":%" PRIu64, sep, (uint64_t)g->f);                                      \
 	sep = ",";
@@ -276,15 +274,14 @@ static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
 #undef X
 		printf("}");
 	}
-	printf("]}\n");
+	printf("]");
 }
 
-static void print_stats_text(const char *ifname, const struct fg_global_stats *g,
-			     const struct fg_policy_set *set, const struct fg_policy_stats *ps)
+void fg_print_counters_text(const struct fg_global_stats *g, const struct fg_policy_set *set,
+			    const struct fg_policy_stats *ps)
 {
 	__u32 i;
 
-	printf("%s:\n", ifname);
 #define X(f) printf("  %-14s %" PRIu64 "\n", #f, (uint64_t)g->f);
 	GLOBAL_FIELDS(X)
 #undef X
@@ -295,6 +292,23 @@ static void print_stats_text(const char *ifname, const struct fg_global_stats *g
 		       set->policies[i].name, (uint64_t)ps[i].matched_packets,
 		       (uint64_t)ps[i].passed_packets, (uint64_t)ps[i].dropped_packets,
 		       (uint64_t)ps[i].would_drop_packets);
+}
+
+static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
+			     const struct fg_global_stats *g, const struct fg_policy_set *set,
+			     const struct fg_policy_stats *ps)
+{
+	printf("{\"interface\":\"%s\",\"hook\":\"%s\",\"generation\":%" PRIu64 ",", ifname,
+	       pinned->rt.hook == FG_HOOK_XDP ? "xdp" : "tc", (uint64_t)pinned->rt.generation);
+	fg_print_counters_json(g, set, ps);
+	printf("}\n");
+}
+
+static void print_stats_text(const char *ifname, const struct fg_global_stats *g,
+			     const struct fg_policy_set *set, const struct fg_policy_stats *ps)
+{
+	printf("%s:\n", ifname);
+	fg_print_counters_text(g, set, ps);
 }
 
 int fg_cmd_stats(const char *ifname, bool json)
@@ -316,11 +330,11 @@ int fg_cmd_stats(const char *ifname, bool json)
 	ret = FG_EXIT_FAILURE;
 	err = read_active_set(&pinned, set);
 	if (!err)
-		err = sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
+		err = fg_sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
 	for (i = 0; !err && i < set->count && i < FG_MAX_POLICIES; i++)
-		err = sum_percpu(pinned.maps.policy_stats,
-				 pinned.rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
-				 sizeof(ps[i]));
+		err = fg_sum_percpu(pinned.maps.policy_stats,
+				    pinned.rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
+				    sizeof(ps[i]));
 	if (err) {
 		pr_warn("Error: cannot read the counters of %s: %s\n", ifname, strerror(-err));
 		goto out;
