@@ -10,6 +10,7 @@ packages=(
 	libelf-dev zlib1g-dev libcmocka-dev
 	iproute2 ethtool util-linux
 	nftables iptables gnuplot-nox python3
+	libsystemd-dev libmicrohttpd-dev prometheus
 )
 
 if [ "$(id -u)" -ne 0 ]; then

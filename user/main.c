@@ -3,12 +3,15 @@
 #include <getopt.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "filemode.h"
 #include "flood.h"
 #include "floodgate.h"
 #include "loader.h"
 #include "log.h"
+#include "top.h"
 
 #ifndef FG_VERSION
 #define FG_VERSION "0.1.0"
@@ -28,10 +31,17 @@ static const char usage_text[] =
 	"                          drop a source or prefix (until unbanned, by default)\n"
 	"  unban IFACE ADDR[/LEN]  lift a ban\n"
 	"  bans IFACE              list bans with their remaining time\n"
+	"  top IFACE [-n N] [--policy NAME] [--json]\n"
+	"                          the sources with the most drops, and their state\n"
+	"  run IFACE [-c FILE] [--metrics ADDR:PORT] [--keep]\n"
+	"                          load or adopt, stay in the foreground: SIGHUP reloads,\n"
+	"                          SIGTERM unloads (not with --keep); for systemd\n"
 	"  flood --dev IFACE ...   traffic generator for tests and benchmarks (flood --help)\n"
 	"  help, --version\n"
 	"\n"
 	"  -v                      more logging (repeat for libbpf/libxdp debug output)\n"
+	"  --insecure-config       accept a config writable by group/others (load, reload,\n"
+	"                          check, run)\n"
 	"\n"
 	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config,\n"
 	"4 environment (not root, unknown interface, no BTF/XDP), 5 already/not loaded.\n";
@@ -62,11 +72,24 @@ static int parse_mode(const char *s)
 	return -1;
 }
 
+/* top -n: 1..FG_TOP_MAX_ROWS, or 0 when invalid. */
+static unsigned int parse_count(const char *s)
+{
+	char *end;
+	unsigned long n = strtoul(s, &end, 10);
+
+	return *s >= '0' && *s <= '9' && !*end && n >= 1 && n <= FG_TOP_MAX_ROWS ? n : 0;
+}
+
 struct cmd_args {
 	const char *ifname;
 	const char *config;
 	const char *target;   /* ban/unban: ADDR[/LEN] */
 	const char *duration; /* ban --for */
+	const char *policy;   /* top --policy */
+	const char *metrics;  /* run --metrics ADDR:PORT */
+	unsigned int count;   /* top -n */
+	bool keep;	      /* run --keep */
 	int hook;
 	int mode;
 	bool json;
@@ -78,21 +101,33 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 			  struct cmd_args *a)
 {
 	static const struct option options[] = {
-		{"config", required_argument, NULL, 'c'}, {"hook", required_argument, NULL, 'H'},
-		{"mode", required_argument, NULL, 'm'},	  {"for", required_argument, NULL, 'f'},
-		{"json", no_argument, NULL, 'j'},	  {NULL, 0, NULL, 0},
+		{"config", required_argument, NULL, 'c'},
+		{"hook", required_argument, NULL, 'H'},
+		{"mode", required_argument, NULL, 'm'},
+		{"for", required_argument, NULL, 'f'},
+		{"json", no_argument, NULL, 'j'},
+		{"policy", required_argument, NULL, 'P'},
+		{"metrics", required_argument, NULL, 'M'},
+		{"keep", no_argument, NULL, 'K'},
+		{"insecure-config", no_argument, NULL, 'I'},
+		{NULL, 0, NULL, 0},
 	};
 	int opt;
 
-	*a = (struct cmd_args){.hook = -1, .mode = -1};
+	*a = (struct cmd_args){.hook = -1, .mode = -1, .count = 20};
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":c:", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":c:n:", options, NULL)) != -1) {
 		const char *name = opt == 'c'	? "config"
 				   : opt == 'H' ? "hook"
 				   : opt == 'm' ? "mode"
 				   : opt == 'j' ? "json"
 				   : opt == 'f' ? "for"
+				   : opt == 'n' ? "count"
+				   : opt == 'P' ? "policy"
+				   : opt == 'M' ? "metrics"
+				   : opt == 'K' ? "keep"
+				   : opt == 'I' ? "config" /* every command that reads one */
 						: NULL;
 
 		if (opt == ':')
@@ -119,6 +154,23 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 			break;
 		case 'f':
 			a->duration = optarg;
+			break;
+		case 'n':
+			a->count = parse_count(optarg);
+			if (!a->count)
+				return usage_error("-n must be 1..10000, not '%s'", optarg);
+			break;
+		case 'P':
+			a->policy = optarg;
+			break;
+		case 'M':
+			a->metrics = optarg;
+			break;
+		case 'K':
+			a->keep = true;
+			break;
+		case 'I':
+			fg_insecure_config = true;
 			break;
 		}
 	}
@@ -228,6 +280,12 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = require(a.ifname, "an interface", cmd);
 		return ret ? ret : fg_cmd_bans(a.ifname);
+	}
+	if (!strcmp(cmd, "top")) {
+		ret = parse_cmd_args(argc, argv, "count policy json", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		return ret ? ret : fg_cmd_top(a.ifname, a.count, a.policy, a.json);
 	}
 	if (!strcmp(cmd, "check")) {
 		ret = parse_cmd_args(argc, argv, "config", false, &a);

@@ -69,6 +69,10 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 		 sizeof(struct fg_runtime)},
 		{&p->sources, "sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
 		 sizeof(struct fg_source_state)},
+		{&p->windows, "windows", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+		 sizeof(struct fg_window_entry)},
+		{&p->logs, "logs", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+		 sizeof(struct fg_log_entry)},
 		{&p->global_stats, "global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32),
 		 sizeof(struct fg_global_stats)},
 	};

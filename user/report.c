@@ -15,6 +15,7 @@
 #include "loader.h"
 #include "log.h"
 #include "pinned.h"
+#include "report.h"
 
 static const char *algorithm_name(__u8 algorithm)
 {
@@ -30,7 +31,7 @@ static const char *action_name(__u8 action)
 }
 
 /* Formats COUNT/PERIOD back into the config's vocabulary. */
-static void format_rate(const struct fg_policy *p, char *buf, size_t size)
+void fg_format_rate(const struct fg_policy *p, char *buf, size_t size)
 {
 	static const struct {
 		__u64 ns;
@@ -57,7 +58,7 @@ static void format_rate(const struct fg_policy *p, char *buf, size_t size)
 		 (uint64_t)p->rate_period_ns);
 }
 
-static int read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set)
+int fg_read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set)
 {
 	__u32 slot = pinned->rt.active_slot;
 
@@ -119,7 +120,7 @@ static int status_one(const char *ifname)
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
 	err = set ? fg_pinned_open(pin_dir, &pinned) : -ENOMEM;
 	if (!err)
-		err = read_active_set(&pinned, set);
+		err = fg_read_active_set(&pinned, set);
 	if (err) {
 		pr_warn("Error: cannot read the state of %s: %s\n", ifname, strerror(-err));
 		fg_pinned_close(&pinned);
@@ -148,7 +149,7 @@ static int status_one(const char *ifname)
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &set->policies[i];
 
-		format_rate(p, rate, sizeof(rate));
+		fg_format_rate(p, rate, sizeof(rate));
 		if (p->key_kind == FG_KEY_GLOBAL)
 			snprintf(per, sizeof(per), "global");
 		else
@@ -193,7 +194,7 @@ int fg_cmd_status(const char *ifname)
 	return ret;
 }
 
-static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
+int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 *values, *out = sum;
@@ -216,16 +217,6 @@ static int sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 	free(values);
 	return 0;
 }
-
-/* clang-format off */
-#define GLOBAL_FIELDS(X) \
-	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) \
-	X(cas_exhausted) X(allowed) X(denied) X(banned) X(bans_added) X(ipv6_ext_overflow) \
-	X(sources_created) X(budget_overflow)
-#define POLICY_FIELDS(X) \
-	X(matched_packets) X(matched_bytes) X(passed_packets) X(passed_bytes) \
-	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
-/* clang-format on */
 
 static void print_stats_json(const char *ifname, const struct fg_pinned *pinned,
 			     const struct fg_global_stats *g, const struct fg_policy_set *set,
@@ -289,13 +280,13 @@ int fg_cmd_stats(const char *ifname, bool json)
 	if (ret)
 		goto out;
 	ret = FG_EXIT_FAILURE;
-	err = read_active_set(&pinned, set);
+	err = fg_read_active_set(&pinned, set);
 	if (!err)
-		err = sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
+		err = fg_sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
 	for (i = 0; !err && i < set->count && i < FG_MAX_POLICIES; i++)
-		err = sum_percpu(pinned.maps.policy_stats,
-				 pinned.rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
-				 sizeof(ps[i]));
+		err = fg_sum_percpu(pinned.maps.policy_stats,
+				    pinned.rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
+				    sizeof(ps[i]));
 	if (err) {
 		pr_warn("Error: cannot read the counters of %s: %s\n", ifname, strerror(-err));
 		goto out;

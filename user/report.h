@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Readers of the pinned maps shared by status, stats, top and the metrics
+ * endpoint (user/report.c). */
+#ifndef FG_REPORT_H
+#define FG_REPORT_H
+
+#include <stddef.h>
+
+#include "pinned.h"
+
+/* The counters of struct fg_global_stats and struct fg_policy_stats, in
+ * order, for printers that name every field. */
+/* clang-format off */
+#define GLOBAL_FIELDS(X) \
+	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) \
+	X(cas_exhausted) X(allowed) X(denied) X(banned) X(bans_added) X(ipv6_ext_overflow) \
+	X(sources_created) X(budget_overflow)
+#define POLICY_FIELDS(X) \
+	X(matched_packets) X(matched_bytes) X(passed_packets) X(passed_bytes) \
+	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
+/* clang-format on */
+
+/* Reads the policy set the datapath uses now. Returns 0 or a negative errno. */
+int fg_read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set);
+
+/* Sums entry `index` of a per-CPU array over every possible CPU into `sum`
+ * (value_size bytes of __u64 counters). Returns 0 or a negative errno. */
+int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size);
+
+/* Formats a policy's COUNT/PERIOD back into the config's vocabulary. */
+void fg_format_rate(const struct fg_policy *p, char *buf, size_t size);
+
+#endif /* FG_REPORT_H */
