@@ -52,6 +52,7 @@ int fg_config_check_owner(const char *path)
 	if (!trusted_owner(st.st_uid) && !(st.st_mode & S_ISVTX))
 		return refuse(path, "its folder is owned by another user", "move it");
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-		return refuse(path, "its folder is writable by group or others", "chmod go-w on it");
+		return refuse(path, "its folder is writable by group or others",
+			      "chmod go-w on it");
 	return 0;
 }

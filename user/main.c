@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "daemon.h"
 #include "filemode.h"
 #include "flood.h"
 #include "floodgate.h"
@@ -187,6 +189,29 @@ static int parse_cmd_args(int argc, char **argv, const char *allowed, bool want_
 	return FG_EXIT_OK;
 }
 
+/* Every command that reads or changes the pinned maps: the pin folder is
+ * root's (0700, pins 0600), so without root they could only fail later
+ * with a misleading "not loaded". */
+static int require_root(const char *cmd)
+{
+	static const char *const root_commands[] = {"load", "reload", "unload", "status", "stats",
+						    "top",  "ban",    "unban",	"bans",	  "run"};
+	size_t i;
+
+	for (i = 0; i < sizeof(root_commands) / sizeof(root_commands[0]); i++) {
+		if (strcmp(cmd, root_commands[i]))
+			continue;
+		if (geteuid() == 0)
+			return FG_EXIT_OK;
+		fprintf(stderr,
+			"Error: floodgate %s must run as root (floodgate's BPF maps and "
+			"pins are root's alone)\n",
+			cmd);
+		return FG_EXIT_ENV;
+	}
+	return FG_EXIT_OK;
+}
+
 static int require(const char *value, const char *what, const char *cmd)
 {
 	if (value)
@@ -225,6 +250,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "flood"))
 		return fg_cmd_flood(argc, argv);
+	ret = require_root(cmd);
+	if (ret)
+		return ret;
 
 	if (!strcmp(cmd, "load")) {
 		struct fg_load_opts opts;
@@ -280,6 +308,20 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = require(a.ifname, "an interface", cmd);
 		return ret ? ret : fg_cmd_bans(a.ifname);
+	}
+	if (!strcmp(cmd, "run")) {
+		struct fg_run_opts opts;
+
+		ret = parse_cmd_args(argc, argv, "config metrics keep", true, &a);
+		if (!ret)
+			ret = require(a.ifname, "an interface", cmd);
+		if (ret)
+			return ret;
+		opts = (struct fg_run_opts){.ifname = a.ifname,
+					    .config_path = a.config,
+					    .metrics_addr = a.metrics,
+					    .keep = a.keep};
+		return fg_cmd_run(&opts);
 	}
 	if (!strcmp(cmd, "top")) {
 		ret = parse_cmd_args(argc, argv, "count policy json", true, &a);

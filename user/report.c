@@ -89,7 +89,7 @@ static __u32 max_entries(int fd)
 }
 
 /* Is the program we recorded still attached where we put it? */
-static int still_attached(const struct fg_runtime *rt)
+int fg_still_attached(const struct fg_runtime *rt)
 {
 	if (rt->hook == FG_HOOK_XDP) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, query);
@@ -131,7 +131,7 @@ static int status_one(const char *ifname)
 	if (pinned.rt.hook == FG_HOOK_XDP)
 		printf(" (%s)", pinned.rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native");
 	printf(", program id %u, %s\n", pinned.rt.prog_id,
-	       still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
+	       fg_still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
 	printf("  pinned:   %s\n", pin_dir);
 	printf("  sources:  %" PRIu64 " of %" PRIu64 " entries in use\n",
 	       (uint64_t)count_entries(pinned.sources), (uint64_t)pinned.rt.max_sources);

@@ -30,4 +30,7 @@ int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size);
 /* Formats a policy's COUNT/PERIOD back into the config's vocabulary. */
 void fg_format_rate(const struct fg_policy *p, char *buf, size_t size);
 
+/* Is the program recorded in `rt` still attached where it was put? */
+int fg_still_attached(const struct fg_runtime *rt);
+
 #endif /* FG_REPORT_H */

@@ -171,8 +171,8 @@ static int compare_rows_desc(const void *a, const void *b)
 	return ranks_below(x, y) ? 1 : ranks_below(y, x) ? -1 : 0;
 }
 
-int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
-		   unsigned int limit, struct fg_top *top)
+int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id, unsigned int limit,
+		   struct fg_top *top)
 {
 	const struct {
 		int fd;

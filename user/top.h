@@ -47,8 +47,8 @@ struct fg_top {
  * the highest (sampled) drop count, ties broken by the most recent. With
  * `filter`, only the entries of policy `policy_id`. Returns 0 or a negative
  * errno; free with fg_top_free. */
-int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
-		   unsigned int limit, struct fg_top *top);
+int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id, unsigned int limit,
+		   struct fg_top *top);
 void fg_top_free(struct fg_top *top);
 
 /* Calls `fn` for every entry of a hash map, read `chunk` entries a system
