@@ -58,16 +58,6 @@ static bool read_policies(const char *ifname, struct fg_policy_set *set, struct 
 	return ok;
 }
 
-static const struct fg_policy *find_policy(const struct fg_policy_set *set, const char *name)
-{
-	__u32 i;
-
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
-		if (!strncmp(set->policies[i].name, name, FG_POLICY_NAME_LEN))
-			return &set->policies[i];
-	return NULL;
-}
-
 static void describe(const struct fg_policy *p, char *buf, size_t size)
 {
 	static const char *const algorithms[] = {"token_bucket", "fixed_window", "sliding_window",
@@ -90,7 +80,7 @@ static void log_changes(const struct fg_policy_set *before, const struct fg_poli
 
 	for (i = 0; i < after->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &after->policies[i];
-		const struct fg_policy *old = find_policy(before, p->name);
+		const struct fg_policy *old = fg_find_policy(before, p->name);
 
 		describe(p, now, sizeof(now));
 		if (!old) {
@@ -103,7 +93,7 @@ static void log_changes(const struct fg_policy_set *before, const struct fg_poli
 		}
 	}
 	for (i = 0; i < before->count && i < FG_MAX_POLICIES; i++) {
-		if (!find_policy(after, before->policies[i].name)) {
+		if (!fg_find_policy(after, before->policies[i].name)) {
 			pr_warn("policy %s removed\n", before->policies[i].name);
 			changes++;
 		}

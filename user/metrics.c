@@ -104,6 +104,46 @@ static void policy_sample(FILE *out, const char *name, const char *ifname, const
 	fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)value);
 }
 
+/* policy_packets_total and policy_bytes_total, one sample per verdict. */
+static void render_verdicts(FILE *out, const char *ifname, const struct fg_policy_set *set,
+			    const struct fg_policy_stats *ps, __u32 n)
+{
+	static const struct {
+		const char *verdict;
+		size_t packets, bytes;
+	} verdicts[] = {
+		{"passed", offsetof(struct fg_policy_stats, passed_packets),
+		 offsetof(struct fg_policy_stats, passed_bytes)},
+		{"dropped", offsetof(struct fg_policy_stats, dropped_packets),
+		 offsetof(struct fg_policy_stats, dropped_bytes)},
+		{"would_drop", offsetof(struct fg_policy_stats, would_drop_packets),
+		 offsetof(struct fg_policy_stats, would_drop_bytes)},
+	};
+	int bytes;
+	__u32 i;
+	size_t v;
+
+	for (bytes = 0; bytes < 2; bytes++) {
+		const char *name = bytes ? "policy_bytes_total" : "policy_packets_total";
+
+		family(out, name, "counter",
+		       bytes ? "Bytes by verdict: passed, dropped, would_drop (monitor; also in "
+			       "passed)."
+			     : "Packets by verdict: passed, dropped, would_drop (monitor; also in "
+			       "passed).");
+		for (i = 0; i < n; i++) {
+			for (v = 0; v < sizeof(verdicts) / sizeof(verdicts[0]); v++) {
+				size_t offset = bytes ? verdicts[v].bytes : verdicts[v].packets;
+				__u64 value;
+
+				memcpy(&value, (const char *)&ps[i] + offset, sizeof(value));
+				policy_sample(out, name, ifname, set->policies[i].name,
+					      verdicts[v].verdict, value);
+			}
+		}
+	}
+}
+
 static int render_policies(FILE *out, const char *ifname, const struct fg_pinned *pinned,
 			   const struct fg_policy_set *set)
 {
@@ -125,30 +165,7 @@ static int render_policies(FILE *out, const char *ifname, const struct fg_pinned
 	for (i = 0; i < n; i++)
 		policy_sample(out, "policy_matched_bytes_total", ifname, set->policies[i].name,
 			      NULL, ps[i].matched_bytes);
-	family(out, "policy_packets_total", "counter",
-	       "Packets by verdict: passed, dropped, would_drop (monitor; also in passed).");
-	for (i = 0; i < n; i++) {
-		const char *name = set->policies[i].name;
-
-		policy_sample(out, "policy_packets_total", ifname, name, "passed",
-			      ps[i].passed_packets);
-		policy_sample(out, "policy_packets_total", ifname, name, "dropped",
-			      ps[i].dropped_packets);
-		policy_sample(out, "policy_packets_total", ifname, name, "would_drop",
-			      ps[i].would_drop_packets);
-	}
-	family(out, "policy_bytes_total", "counter",
-	       "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed).");
-	for (i = 0; i < n; i++) {
-		const char *name = set->policies[i].name;
-
-		policy_sample(out, "policy_bytes_total", ifname, name, "passed",
-			      ps[i].passed_bytes);
-		policy_sample(out, "policy_bytes_total", ifname, name, "dropped",
-			      ps[i].dropped_bytes);
-		policy_sample(out, "policy_bytes_total", ifname, name, "would_drop",
-			      ps[i].would_drop_bytes);
-	}
+	render_verdicts(out, ifname, set, ps, n);
 out:
 	free(ps);
 	return err;
@@ -253,7 +270,8 @@ static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *
 		fprintf(out, "\",table=\"%s\"} %u\n", i < n ? tables[i].name : "bans",
 			capacity(i < n ? tables[i].fd : pinned->bans));
 	}
-	family(out, "bans_active", "gauge", "Bans in force (expired records are kept for escalation).");
+	family(out, "bans_active", "gauge",
+	       "Bans in force (expired records are kept for escalation).");
 	interface_sample(out, "bans_active", ifname, (double)active_bans);
 	return 0;
 }
@@ -292,8 +310,8 @@ out:
 	return err;
 }
 
-static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int status,
-			       char *body, size_t size, const char *type)
+static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int status, char *body,
+			       size_t size, const char *type)
 {
 	struct MHD_Response *response =
 		MHD_create_response_from_buffer_with_free_callback(size, body, free);
@@ -395,10 +413,10 @@ int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metric
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	snprintf(metrics->ifname, sizeof(metrics->ifname), "%s", ifname);
-	metrics->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, metrics,
-					   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-					   MHD_OPTION_CONNECTION_LIMIT, 16U,
-					   MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
+	metrics->daemon =
+		MHD_start_daemon(flags, 0, NULL, NULL, handle, metrics, MHD_OPTION_SOCK_ADDR,
+				 (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 16U,
+				 MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 	if (!metrics->daemon) {
 		pr_warn("Error: cannot serve metrics on %s: %s\n", addr_port, strerror(errno));
 		free(metrics);

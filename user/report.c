@@ -65,6 +65,16 @@ int fg_read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set
 	return bpf_map_lookup_elem(pinned->maps.policy_sets, &slot, set) ? -errno : 0;
 }
 
+const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const char *name)
+{
+	__u32 i;
+
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
+		if (!strncmp(set->policies[i].name, name, FG_POLICY_NAME_LEN))
+			return &set->policies[i];
+	return NULL;
+}
+
 /* Entries in use in a hash or trie whose keys are at most 32 bytes. */
 static __u64 count_entries(int fd)
 {

@@ -30,6 +30,9 @@ int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size);
 /* Formats a policy's COUNT/PERIOD back into the config's vocabulary. */
 void fg_format_rate(const struct fg_policy *p, char *buf, size_t size);
 
+/* The policy of the set named `name`, or NULL. */
+const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const char *name);
+
 /* Is the program recorded in `rt` still attached where it was put? */
 int fg_still_attached(const struct fg_runtime *rt);
 

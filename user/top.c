@@ -363,16 +363,6 @@ static const struct fg_policy *policy_by_id(const struct fg_policy_set *set, __u
 	return NULL;
 }
 
-static const struct fg_policy *policy_by_name(const struct fg_policy_set *set, const char *name)
-{
-	__u32 i;
-
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
-		if (!strncmp(set->policies[i].name, name, FG_POLICY_NAME_LEN))
-			return &set->policies[i];
-	return NULL;
-}
-
 /* One row's derived figures, in the units printed. */
 struct row_view {
 	char source[INET6_ADDRSTRLEN + 16];
@@ -493,7 +483,7 @@ int fg_cmd_top(const char *ifname, unsigned int limit, const char *policy, bool 
 	if (err)
 		goto fail;
 	if (policy) {
-		const struct fg_policy *p = policy_by_name(set, policy);
+		const struct fg_policy *p = fg_find_policy(set, policy);
 
 		if (!p) {
 			pr_warn("Error: no policy named '%s' is loaded on %s\n", policy, ifname);
