@@ -42,20 +42,28 @@ static bool stderr_is_journal(void)
 	       st.st_dev == dev && st.st_ino == ino;
 }
 
-/* Copies the active policy set, or returns false if floodgate is not
- * loaded (or its maps cannot be read). */
-static bool read_policies(const char *ifname, struct fg_policy_set *set, struct fg_runtime *rt)
+/* Copies the active policy set. Returns 0, or a negative errno: -ENOENT
+ * when floodgate is not loaded, -EPROTO when the pins have a layout this
+ * build does not know. */
+static int open_policies(const char *ifname, struct fg_policy_set *set, struct fg_runtime *rt)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	char pin_dir[PATH_MAX];
-	bool ok;
+	int err;
 
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	ok = !fg_pinned_open(pin_dir, &pinned) && !fg_read_active_set(&pinned, set);
-	if (ok && rt)
+	err = fg_pinned_open(pin_dir, &pinned);
+	if (!err)
+		err = fg_read_active_set(&pinned, set);
+	if (!err && rt)
 		*rt = pinned.rt;
 	fg_pinned_close(&pinned);
-	return ok;
+	return err;
+}
+
+static bool read_policies(const char *ifname, struct fg_policy_set *set, struct fg_runtime *rt)
+{
+	return !open_policies(ifname, set, rt);
 }
 
 static void describe(const struct fg_policy *p, char *buf, size_t size)
@@ -139,32 +147,33 @@ static int load_or_adopt(const struct fg_run_opts *opts)
 				    .hook = -1,
 				    .xdp_mode = -1};
 	struct fg_runtime rt;
-	int ret;
+	int err = set ? open_policies(opts->ifname, set, &rt) : -ENOMEM;
+	int ret = FG_EXIT_OK;
 
-	if (!set)
-		return FG_EXIT_FAILURE;
-	if (read_policies(opts->ifname, set, &rt) && fg_still_attached(&rt)) {
+	free(set);
+	if (!err && fg_still_attached(&rt)) {
 		pr_warn("adopting floodgate already loaded on %s (program id %u, generation "
 			"%llu)\n",
 			opts->ifname, rt.prog_id, (unsigned long long)rt.generation);
-		ret = reload(opts);
-	} else {
-		if (!access(FG_PIN_BASE, F_OK) && read_policies(opts->ifname, set, &rt)) {
-			/* Pins without a program (the interface was
-			 * recreated): start over. */
-			pr_warn("floodgate's pins on %s have no attached program: reloading from "
-				"scratch\n",
-				opts->ifname);
-			ret = fg_cmd_unload(opts->ifname);
-			if (ret) {
-				free(set);
-				return ret;
-			}
-		}
-		ret = fg_cmd_load(&load);
+		return reload(opts);
 	}
-	free(set);
-	return ret;
+	if (!err) {
+		/* Pins without a program (the interface was recreated):
+		 * start over. */
+		pr_warn("floodgate's pins on %s have no attached program: loading afresh\n",
+			opts->ifname);
+		ret = fg_cmd_unload(opts->ifname);
+	} else if (err != -ENOENT) {
+		/* Adopting across map layouts is not supported yet: say so
+		 * instead of a bare "Protocol error". */
+		pr_warn("Error: the maps pinned for %s cannot be adopted (%s)%s\n", opts->ifname,
+			strerror(-err),
+			err == -EPROTO ? ": they have another floodgate version's layout; unload "
+					 "them with that version, then start again"
+				       : "");
+		return err == -EPROTO ? FG_EXIT_STATE : FG_EXIT_FAILURE;
+	}
+	return ret ? ret : fg_cmd_load(&load);
 }
 
 static bool still_loaded(const char *ifname)
