@@ -192,7 +192,7 @@ expect_exit 0 "load" "$FLOODGATE" load fgA -c "$CONF"
 id=$(prog_id)
 rm "$PIN/global_stats"
 bpftool map create "$PIN/global_stats" type percpu_array key 4 value 8 entries 1 name global_stats
-expect_exit 5 "run over pins of another layout is refused" "$FLOODGATE" run fgA -c "$CONF"
+expect_exit 5 "run over pins of another layout is refused" timeout 10 "$FLOODGATE" run fgA -c "$CONF"
 check "  ... saying why" grep -q "another floodgate version's layout" <<<"$LAST_ERR"
 check "  ... and the running program is left alone" \
 	bash -c "bpftool net show dev fgA | grep -q 'id $id'"
