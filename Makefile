@@ -6,6 +6,9 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DOCDIR  ?= $(PREFIX)/share/doc/floodgate
 BUILD   := build
 
 CLANG     ?= clang
@@ -14,12 +17,13 @@ BPFTOOL   ?= bpftool
 ARCH      := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
+VERSION   := 0.1.0
 WARNINGS  := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
-PKGS      := libbpf libxdp libpcap
+PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 $(WARNINGS) -Iinclude -Iuser -I$(BUILD) \
+CFLAGS    += -std=gnu11 $(WARNINGS) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lpthread -lm
 CMOCKA    := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -148,9 +152,19 @@ bench:
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/bench.sh
 
+# The unit goes where systemd looks for a PREFIX (/usr/local/lib/systemd/system
+# by default), with the binary's path filled in. The sample config is not
+# made /etc/floodgate/IFACE.conf: that is the operator's to write.
 install: $(BUILD)/floodgate
 	install -D -m 0755 $(BUILD)/floodgate $(DESTDIR)$(PREFIX)/sbin/floodgate
-	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(PREFIX)/share/doc/floodgate/floodgate.conf.sample
+	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/floodgate.conf.sample
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate
+	install -m 0600 floodgate.conf.sample $(DESTDIR)$(SYSCONFDIR)/floodgate/example.conf.sample
+	install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+		systemd/floodgate@.service >$(DESTDIR)$(UNITDIR)/floodgate@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/floodgate@.service
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

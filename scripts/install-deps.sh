@@ -13,6 +13,7 @@ packages=(
 	iproute2 ethtool util-linux
 	nftables iptables gnuplot-nox python3
 	libpcap-dev tcpdump
+	libsystemd-dev libmicrohttpd-dev prometheus
 )
 case "${1:-}" in
 '') ;;

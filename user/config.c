@@ -705,8 +705,6 @@ static int parse_burst(struct parser *p, const char *v)
 
 static int policy_key(struct parser *p, const char *key, char *v)
 {
-	static const char *const algorithms[] = {"token_bucket", "fixed_window", "sliding_window",
-						 "sliding_log",	 "leaky_bucket", NULL};
 	static const __u8 algorithm_values[] = {FG_ALG_TOKEN_BUCKET, FG_ALG_FIXED_WINDOW,
 						FG_ALG_SLIDING_WINDOW, FG_ALG_SLIDING_LOG,
 						FG_ALG_LEAKY_BUCKET};
@@ -738,7 +736,7 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	case P_PER:
 		return parse_per(p, v);
 	case P_ALGORITHM:
-		return parse_choice(p, key, v, algorithms, algorithm_values,
+		return parse_choice(p, key, v, fg_algorithm_names, algorithm_values,
 				    "token_bucket, fixed_window, sliding_window, sliding_log or "
 				    "leaky_bucket",
 				    &pol->algorithm);
@@ -762,20 +760,12 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	return 0;
 }
 
-static const char *algorithm_name(__u8 algorithm)
-{
-	static const char *const names[] = {"token_bucket", "fixed_window", "sliding_window",
-					    "sliding_log", "leaky_bucket"};
-
-	return algorithm < ARRAY_SIZE(names) ? names[algorithm] : "?";
-}
-
 /* The limits each algorithm adds to the common ones (see fg_algos.h). */
 static int check_algorithm(struct parser *p)
 {
 	struct fg_policy_conf *pol = p->pol;
 	int line = p->policy_line[P_ALGORITHM] ? p->policy_line[P_ALGORITHM] : pol->line;
-	const char *name = algorithm_name(pol->algorithm);
+	const char *name = fg_algorithm_name(pol->algorithm);
 
 	switch (pol->algorithm) {
 	case FG_ALG_SLIDING_LOG:

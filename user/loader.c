@@ -18,6 +18,7 @@
 #include <xdp/libxdp.h>
 
 #include "config.h"
+#include "filemode.h"
 #include "floodgate.skel.h"
 #include "loader.h"
 #include "log.h"
@@ -97,8 +98,12 @@ static int prepare_state_change(const char *ifname, unsigned int *ifindex, int *
 
 static int parse_config(const char *path, struct fg_config *cfg)
 {
-	int err = path ? fg_config_parse_file(path, cfg, stderr)
-		       : fg_config_parse_string("<default>", fg_default_config, cfg, stderr);
+	int err;
+
+	if (path && fg_config_check_owner(path))
+		return FG_EXIT_CONFIG;
+	err = path ? fg_config_parse_file(path, cfg, stderr)
+		   : fg_config_parse_string("<default>", fg_default_config, cfg, stderr);
 
 	return err ? FG_EXIT_CONFIG : FG_EXIT_OK;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <stdbool.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
@@ -6,6 +7,7 @@
 #include "log.h"
 
 int fg_log_level = FG_LOG_WARN;
+bool fg_log_journal;
 
 void fg_log(enum fg_log_level level, const char *fmt, ...)
 {
@@ -13,6 +15,9 @@ void fg_log(enum fg_log_level level, const char *fmt, ...)
 
 	if ((int)level > fg_log_level)
 		return;
+	/* sd-daemon(3) priorities: warning, info, debug. */
+	if (fg_log_journal)
+		fprintf(stderr, "<%d>", level == FG_LOG_WARN ? 4 : level == FG_LOG_INFO ? 6 : 7);
 	va_start(args, fmt);
 	vfprintf(stderr, fmt, args);
 	va_end(args);

@@ -3,6 +3,7 @@
 #define FG_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum fg_log_level {
 	FG_LOG_WARN = 0,
@@ -12,6 +13,9 @@ enum fg_log_level {
 
 /* Raised by each -v; libbpf's and libxdp's own messages follow it too. */
 extern int fg_log_level;
+/* Prefix each message with its syslog priority, "<4>" and so on, which the
+ * journal reads from a service's stderr (set by `run` under systemd). */
+extern bool fg_log_journal;
 
 void fg_log(enum fg_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Routes libbpf and libxdp messages through fg_log. */

@@ -10,15 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "daemon.h"
+#include "filemode.h"
 #include "floodgate.h"
 #include "loader.h"
 #include "log.h"
 #include "replay.h"
+#include "top.h"
 
-#ifndef FG_VERSION
-#define FG_VERSION "0.1.0"
-#endif
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -27,7 +28,10 @@ struct cmd_args {
 	const char *config;
 	const char *target;   /* ban/unban: ADDR[/LEN] */
 	const char *duration; /* ban --for */
-	const char *top;      /* replay -n */
+	const char *count;    /* replay, top: -n */
+	const char *policy;   /* top --policy */
+	const char *metrics;  /* run --metrics ADDR:PORT */
+	bool keep;	      /* run --keep */
 	int hook;
 	int mode;
 	bool json;
@@ -43,12 +47,16 @@ enum positional {
 enum option_id {
 	OPT_CONFIG = 'c',
 	OPT_HELP = 'h',
-	OPT_TOP = 'n',
+	OPT_COUNT = 'n',
 	OPT_VERBOSE = 'v',
 	OPT_HOOK = 256,
 	OPT_MODE,
 	OPT_FOR,
 	OPT_JSON,
+	OPT_POLICY,
+	OPT_METRICS,
+	OPT_KEEP,
+	OPT_INSECURE_CONFIG,
 };
 
 #define OPTION_CONFIG                                                                              \
@@ -71,9 +79,25 @@ enum option_id {
 	{                                                                                          \
 		"json", no_argument, NULL, OPT_JSON                                                \
 	}
-#define OPTION_TOP                                                                                 \
+#define OPTION_COUNT                                                                               \
 	{                                                                                          \
-		"top", required_argument, NULL, OPT_TOP                                            \
+		"count", required_argument, NULL, OPT_COUNT                                        \
+	}
+#define OPTION_POLICY                                                                              \
+	{                                                                                          \
+		"policy", required_argument, NULL, OPT_POLICY                                      \
+	}
+#define OPTION_METRICS                                                                             \
+	{                                                                                          \
+		"metrics", required_argument, NULL, OPT_METRICS                                    \
+	}
+#define OPTION_KEEP                                                                                \
+	{                                                                                          \
+		"keep", no_argument, NULL, OPT_KEEP                                                \
+	}
+#define OPTION_INSECURE_CONFIG                                                                     \
+	{                                                                                          \
+		"insecure-config", no_argument, NULL, OPT_INSECURE_CONFIG                          \
 	}
 #define OPTION_HELP                                                                                \
 	{                                                                                          \
@@ -88,14 +112,20 @@ enum option_id {
 		NULL, 0, NULL, 0                                                                   \
 	}
 
-static const struct option load_options[] = {OPTION_CONFIG, OPTION_HOOK,    OPTION_MODE,
-					     OPTION_HELP,   OPTION_VERBOSE, OPTIONS_END};
-static const struct option config_options[] = {OPTION_CONFIG, OPTION_HELP, OPTION_VERBOSE,
-					       OPTIONS_END};
+static const struct option load_options[] = {
+	OPTION_CONFIG, OPTION_HOOK,    OPTION_MODE, OPTION_INSECURE_CONFIG,
+	OPTION_HELP,   OPTION_VERBOSE, OPTIONS_END};
+static const struct option config_options[] = {OPTION_CONFIG, OPTION_INSECURE_CONFIG, OPTION_HELP,
+					       OPTION_VERBOSE, OPTIONS_END};
 static const struct option json_options[] = {OPTION_JSON, OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
 static const struct option ban_options[] = {OPTION_FOR, OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
-static const struct option replay_options[] = {OPTION_CONFIG, OPTION_JSON,    OPTION_TOP,
+static const struct option replay_options[] = {OPTION_CONFIG, OPTION_JSON,    OPTION_COUNT,
 					       OPTION_HELP,   OPTION_VERBOSE, OPTIONS_END};
+static const struct option top_options[] = {OPTION_COUNT, OPTION_POLICY,  OPTION_JSON,
+					    OPTION_HELP,  OPTION_VERBOSE, OPTIONS_END};
+static const struct option run_options[] = {
+	OPTION_CONFIG, OPTION_METRICS, OPTION_KEEP, OPTION_INSECURE_CONFIG,
+	OPTION_HELP,   OPTION_VERBOSE, OPTIONS_END};
 static const struct option plain_options[] = {OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
 
 /* How each option is shown in a command's --help. */
@@ -109,7 +139,13 @@ static const struct {
 	{OPT_MODE, "--mode native|generic", "XDP mode (default: the config's, else native)"},
 	{OPT_FOR, "--for DURATION", "ban for 1ms..30d, such as 90s, 10m, 24h"},
 	{OPT_JSON, "--json", "print JSON"},
-	{OPT_TOP, "-n, --top N", "list the N sources with the most drops (default 10)"},
+	{OPT_COUNT, "-n, --count N",
+	 "list the N sources with the most drops (replay: default 10; top: 1..10000, default 20)"},
+	{OPT_POLICY, "--policy NAME", "only the sources of policy NAME"},
+	{OPT_METRICS, "--metrics ADDR:PORT", "serve Prometheus metrics at /metrics ([ADDR6]:PORT)"},
+	{OPT_KEEP, "--keep", "leave floodgate loaded on SIGTERM/SIGINT"},
+	{OPT_INSECURE_CONFIG, "--insecure-config",
+	 "accept a config file that group or others could write"},
 	{OPT_VERBOSE, "-v, --verbose", "more logging; -vv adds libbpf/libxdp debug output"},
 	{OPT_HELP, "-h, --help", "print this help and exit"},
 };
@@ -121,6 +157,7 @@ struct command {
 	enum positional iface; /* IFACE */
 	const char *target;    /* what the argument after IFACE is, or NULL: none */
 	bool needs_config;     /* -c FILE is required */
+	bool needs_root;       /* reads or changes the pinned maps (root's alone) */
 	const char *synopsis;  /* the arguments, after the name */
 	const char *help;      /* one line */
 };
@@ -180,42 +217,77 @@ static int run_replay(const struct cmd_args *a)
 	char *end = NULL;
 	long top = 10;
 
-	if (a->top) {
-		top = strtol(a->top, &end, 10);
-		if (*a->top < '0' || *a->top > '9' || *end || top == LONG_MAX) {
+	if (a->count) {
+		top = strtol(a->count, &end, 10);
+		if (*a->count < '0' || *a->count > '9' || *end || top == LONG_MAX) {
 			fprintf(stderr,
 				"Error: -n takes a number of sources, not '%s'\n"
 				"Run 'floodgate replay --help' for usage.\n",
-				a->top);
+				a->count);
 			return FG_EXIT_USAGE;
 		}
 	}
 	return fg_cmd_replay(a->config, a->target, a->json, top);
 }
 
+static int run_top(const struct cmd_args *a)
+{
+	char *end = NULL;
+	unsigned long count = 20;
+
+	if (a->count) {
+		count = strtoul(a->count, &end, 10);
+		if (*a->count < '0' || *a->count > '9' || *end || count < 1 ||
+		    count > FG_TOP_MAX_ROWS) {
+			fprintf(stderr,
+				"Error: -n must be 1..%d, not '%s'\n"
+				"Run 'floodgate top --help' for usage.\n",
+				FG_TOP_MAX_ROWS, a->count);
+			return FG_EXIT_USAGE;
+		}
+	}
+	return fg_cmd_top(a->ifname, (unsigned int)count, a->policy, a->json);
+}
+
+static int run_run(const struct cmd_args *a)
+{
+	const struct fg_run_opts opts = {.ifname = a->ifname,
+					 .config_path = a->config,
+					 .metrics_addr = a->metrics,
+					 .keep = a->keep};
+
+	return fg_cmd_run(&opts);
+}
+
 static const struct command commands[] = {
-	{"load", run_load, load_options, POS_OPTIONAL, NULL, false,
+	{"load", run_load, load_options, POS_OPTIONAL, NULL, false, true,
 	 "IFACE [-c FILE] [--hook xdp|tc] [--mode native|generic]",
 	 "attach to IFACE with FILE's policy (default: built in)"},
-	{"reload", run_reload, config_options, POS_REQUIRED, NULL, true, "IFACE -c FILE",
+	{"reload", run_reload, config_options, POS_REQUIRED, NULL, true, true, "IFACE -c FILE",
 	 "replace the policy live; per-source state is kept"},
-	{"unload", run_unload, plain_options, POS_REQUIRED, NULL, false, "IFACE",
+	{"unload", run_unload, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
 	 "detach and remove every pin"},
-	{"status", run_status, plain_options, POS_OPTIONAL, NULL, false, "[IFACE]",
+	{"status", run_status, plain_options, POS_OPTIONAL, NULL, false, true, "[IFACE]",
 	 "where attached, mode, policies, table occupancy"},
-	{"stats", run_stats, json_options, POS_REQUIRED, NULL, false, "IFACE [--json]",
+	{"stats", run_stats, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "per-policy and global counters"},
-	{"check", run_check, config_options, POS_NONE, NULL, true, "-c FILE",
+	{"top", run_top, top_options, POS_REQUIRED, NULL, false, true,
+	 "IFACE [-n N] [--policy NAME] [--json]",
+	 "the sources with the most drops, and their state"},
+	{"run", run_run, run_options, POS_REQUIRED, NULL, false, true,
+	 "IFACE [-c FILE] [--metrics ADDR:PORT] [--keep]",
+	 "load or adopt, stay in the foreground: SIGHUP reloads, SIGTERM unloads"},
+	{"check", run_check, config_options, POS_NONE, NULL, true, false, "-c FILE",
 	 "validate a config and exit"},
-	{"replay", run_replay, replay_options, POS_NONE, "a capture file", true,
+	{"replay", run_replay, replay_options, POS_NONE, "a capture file", true, false,
 	 "-c FILE CAPTURE [--json] [-n N]",
 	 "run FILE's policy over a pcap/pcapng capture, offline, on its timestamps"},
-	{"ban", run_ban, ban_options, POS_REQUIRED, "an address, ADDR[/LEN]", false,
+	{"ban", run_ban, ban_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
 	 "IFACE ADDR[/LEN] [--for DURATION]",
 	 "drop a source or prefix (until unbanned, by default)"},
-	{"unban", run_unban, plain_options, POS_REQUIRED, "an address, ADDR[/LEN]", false,
+	{"unban", run_unban, plain_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
 	 "IFACE ADDR[/LEN]", "lift a ban"},
-	{"bans", run_bans, plain_options, POS_REQUIRED, NULL, false, "IFACE",
+	{"bans", run_bans, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
 	 "list bans with their remaining time"},
 };
 
@@ -354,8 +426,20 @@ static int apply_option(const struct command *cmd, int opt, struct cmd_args *a)
 	case OPT_JSON:
 		a->json = true;
 		break;
-	case OPT_TOP:
-		a->top = optarg;
+	case OPT_POLICY:
+		a->policy = optarg;
+		break;
+	case OPT_METRICS:
+		a->metrics = optarg;
+		break;
+	case OPT_KEEP:
+		a->keep = true;
+		break;
+	case OPT_INSECURE_CONFIG:
+		fg_insecure_config = true;
+		break;
+	case OPT_COUNT:
+		a->count = optarg;
 		break;
 	case OPT_VERBOSE:
 		fg_log_level++;
@@ -428,6 +512,15 @@ static int run_command(const struct command *cmd, int argc, char **argv)
 	}
 	if (!ret)
 		ret = parse_positionals(cmd, argc, argv, &a);
+	if (!ret && cmd->needs_root && geteuid() != 0) {
+		/* The pin folder is root's (0700, pins 0600): without root the
+		 * command could only fail later with a misleading "not loaded". */
+		fprintf(stderr,
+			"Error: floodgate %s must run as root (floodgate's BPF maps and pins are "
+			"root's alone)\n",
+			cmd->name);
+		ret = FG_EXIT_ENV;
+	}
 	return ret ? ret : cmd->run(&a);
 }
 

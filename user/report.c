@@ -18,19 +18,7 @@
 #include "policy.h"
 #include "xdp_ext.h"
 #include "report.h"
-
-static const char *algorithm_name(__u8 algorithm)
-{
-	static const char *const names[] = {"token_bucket", "fixed_window", "sliding_window",
-					    "sliding_log", "leaky_bucket"};
-
-	return algorithm < sizeof(names) / sizeof(names[0]) ? names[algorithm] : "?";
-}
-
-static const char *action_name(__u8 action)
-{
-	return action == FG_ACTION_MONITOR ? "monitor" : "drop";
-}
+#include "values.h"
 
 /* Formats the policy's rate in the config's vocabulary; fg_policy_rate()
  * says how it is derived from the params. */
@@ -61,11 +49,30 @@ static void format_rate(const struct fg_readback_rate *rate, int bytes, char *bu
 		 (uint64_t)rate->period_ns);
 }
 
-static int read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set)
+__u64 fg_format_rate(const struct fg_policy *p, char *buf, size_t size)
+{
+	struct fg_readback_rate rate;
+
+	fg_policy_rate(p, &rate);
+	format_rate(&rate, p->flags & FG_POLICY_BYTES, buf, size);
+	return rate.burst;
+}
+
+int fg_read_active_set(const struct fg_pinned *pinned, struct fg_policy_set *set)
 {
 	__u32 slot = pinned->rt.active_slot;
 
 	return bpf_map_lookup_elem(pinned->maps.policy_sets, &slot, set) ? -errno : 0;
+}
+
+const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const char *name)
+{
+	__u32 i;
+
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
+		if (!strncmp(set->policies[i].name, name, FG_POLICY_NAME_LEN))
+			return &set->policies[i];
+	return NULL;
 }
 
 /* Entries in use in a hash or trie whose keys are at most 32 bytes. */
@@ -111,7 +118,7 @@ static void print_occupancy(struct fg_pinned *pinned)
 }
 
 /* Is the program we recorded still attached where we put it? */
-static int still_attached(const struct fg_runtime *rt)
+int fg_still_attached(const struct fg_runtime *rt)
 {
 	if (rt->hook == FG_HOOK_XDP) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, query);
@@ -142,7 +149,7 @@ static int status_one(const char *ifname)
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
 	err = set ? fg_pinned_open(pin_dir, &pinned) : -ENOMEM;
 	if (!err)
-		err = read_active_set(&pinned, set);
+		err = fg_read_active_set(&pinned, set);
 	if (err) {
 		pr_warn("Error: cannot read the state of %s: %s\n", ifname, strerror(-err));
 		fg_pinned_close(&pinned);
@@ -153,7 +160,7 @@ static int status_one(const char *ifname)
 	if (pinned.rt.hook == FG_HOOK_XDP)
 		printf(" (%s)", pinned.rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native");
 	printf(", program id %u, %s\n", pinned.rt.prog_id,
-	       still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
+	       fg_still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
 	if (pinned.rt.hook == FG_HOOK_XDP) {
 		char sharing[160];
 
@@ -170,17 +177,15 @@ static int status_one(const char *ifname)
 	       "PER", "ACTION");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &set->policies[i];
-		struct fg_readback_rate parsed;
+		__u64 burst = fg_format_rate(p, rate, sizeof(rate));
 
-		fg_policy_rate(p, &parsed);
-		format_rate(&parsed, p->flags & FG_POLICY_BYTES, rate, sizeof(rate));
 		if (p->key_kind == FG_KEY_GLOBAL)
 			snprintf(per, sizeof(per), "global");
 		else
 			snprintf(per, sizeof(per), "src/%u src/%u", p->prefix_v4, p->prefix_v6);
 		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-16s %s\n", p->name,
-		       algorithm_name(p->algorithm), rate, (uint64_t)parsed.burst, per,
-		       action_name(p->action));
+		       fg_algorithm_name(p->algorithm), rate, (uint64_t)burst, per,
+		       fg_action_name(p->action));
 	}
 	fg_pinned_close(&pinned);
 	free(set);
@@ -242,17 +247,6 @@ int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 	return 0;
 }
 
-/* clang-format off */
-#define GLOBAL_FIELDS(X) \
-	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) \
-	X(cas_exhausted) X(allowed) X(denied) X(banned) X(bans_added) X(ipv6_ext_overflow) \
-	X(sources_created) X(budget_overflow) X(vlan_overflow) X(tiny_fragments) \
-	X(ban_insert_failed)
-#define POLICY_FIELDS(X) \
-	X(matched_packets) X(matched_bytes) X(passed_packets) X(passed_bytes) \
-	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
-/* clang-format on */
-
 void fg_print_counters_json(const struct fg_global_stats *g, const struct fg_policy_set *set,
 			    const struct fg_policy_stats *ps)
 {
@@ -268,7 +262,7 @@ void fg_print_counters_json(const struct fg_global_stats *g, const struct fg_pol
 	printf("},\"policies\":[");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		printf("%s{\"name\":\"%s\",\"action\":\"%s\"", i ? "," : "", set->policies[i].name,
-		       action_name(set->policies[i].action));
+		       fg_action_name(set->policies[i].action));
 #define X(f) printf(",\"" #f "\":%" PRIu64, (uint64_t)ps[i].f);
 		POLICY_FIELDS(X)
 #undef X
@@ -328,7 +322,7 @@ int fg_cmd_stats(const char *ifname, bool json)
 	if (ret)
 		goto out;
 	ret = FG_EXIT_FAILURE;
-	err = read_active_set(&pinned, set);
+	err = fg_read_active_set(&pinned, set);
 	if (!err)
 		err = fg_sum_percpu(pinned.global_stats, zero, &global, sizeof(global));
 	for (i = 0; !err && i < set->count && i < FG_MAX_POLICIES; i++)

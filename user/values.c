@@ -347,3 +347,22 @@ int fg_parse_cidr(const char *text, struct fg_cidr *cidr)
 
 	return fg_parse_cidr_len(text, strlen(text), cidr, &err);
 }
+
+const char *const fg_algorithm_names[] = {
+	[FG_ALG_TOKEN_BUCKET] = "token_bucket",	    [FG_ALG_FIXED_WINDOW] = "fixed_window",
+	[FG_ALG_SLIDING_WINDOW] = "sliding_window", [FG_ALG_SLIDING_LOG] = "sliding_log",
+	[FG_ALG_LEAKY_BUCKET] = "leaky_bucket",	    NULL};
+
+const char *fg_algorithm_name(__u8 algorithm)
+{
+	return algorithm <= FG_ALG_LEAKY_BUCKET ? fg_algorithm_names[algorithm] : "?";
+}
+
+const char *fg_action_name(__u8 action)
+{
+	static const char *const names[] = {[FG_ACTION_DROP] = "drop",
+					    [FG_ACTION_MONITOR] = "monitor",
+					    [FG_ACTION_BAN] = "ban"};
+
+	return action < sizeof(names) / sizeof(names[0]) ? names[action] : "?";
+}

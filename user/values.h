@@ -124,4 +124,11 @@ int fg_parse_cidr_len(const char *s, size_t len, struct fg_cidr *cidr, struct fg
 /* The same for a whole string, when the reason does not matter. */
 int fg_parse_cidr(const char *text, struct fg_cidr *cidr);
 
+/* The config's names of enum fg_algorithm, indexed by value, NULL-ended. */
+extern const char *const fg_algorithm_names[];
+
+/* The config's name of an algorithm or an action; "?" for an unknown one. */
+const char *fg_algorithm_name(__u8 algorithm);
+const char *fg_action_name(__u8 action);
+
 #endif /* FG_VALUES_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Prometheus text exposition of a loaded floodgate, served on /metrics by
+ * libmicrohttpd (user/metrics.c). */
+#ifndef FG_METRICS_H
+#define FG_METRICS_H
+
+#include <stdio.h>
+
+struct fg_metrics;
+
+/* Writes every metric of the floodgate loaded on `ifname`. Returns 0, or
+ * a negative errno (-ENOENT: not loaded). */
+int fg_metrics_render(const char *ifname, FILE *out);
+
+/* Serves /metrics on ADDR:PORT ([ADDR]:PORT for IPv6) from a thread of its
+ * own. Returns an exit code: FG_EXIT_USAGE for a bad address, FG_EXIT_ENV
+ * when it cannot be bound. */
+int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out);
+void fg_metrics_stop(struct fg_metrics *metrics);
+
+#endif /* FG_METRICS_H */
