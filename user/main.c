@@ -20,7 +20,6 @@
 #include "replay.h"
 #include "top.h"
 
-
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 struct cmd_args {

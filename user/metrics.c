@@ -26,7 +26,6 @@
 #include "report.h"
 #include "top.h"
 
-
 struct fg_metrics {
 	struct MHD_Daemon *daemon;
 	char ifname[IF_NAMESIZE];
