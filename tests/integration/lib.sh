@@ -11,43 +11,4 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lab.sh"
 lab_enter "$0" "$@"
 trap lab_down EXIT
 
-TEST_NAME=$(basename "$0" .sh)
-PASSED=0
-FAILED=0
-
-ok() {
-	PASSED=$((PASSED + 1))
-	echo "ok   - $*"
-}
-
-not_ok() {
-	FAILED=$((FAILED + 1))
-	echo "FAIL - $*"
-}
-
-# check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
-check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-# expect_exit CODE DESCRIPTION COMMAND...: runs COMMAND, keeps its stderr in
-# $LAST_ERR, and passes when it exits with CODE.
-expect_exit() {
-	local want=$1 desc=$2 rc
-	shift 2
-	LAST_ERR=$("$@" 2>&1 >/dev/null)
-	rc=$?
-	if [ "$rc" -eq "$want" ]; then
-		ok "$desc (exit $rc)"
-	else
-		not_ok "$desc: exit $rc, expected $want; stderr: $LAST_ERR"
-	fi
-}
-
-finish() {
-	echo "$TEST_NAME: $PASSED passed, $FAILED failed"
-	[ "$FAILED" -eq 0 ]
-	exit
-}
+source "$(dirname "${BASH_SOURCE[0]}")/assert.sh"

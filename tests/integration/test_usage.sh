@@ -8,20 +8,9 @@ set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 FLOODGATE=${FLOODGATE:-$REPO/build/floodgate}
 SAMPLE=$REPO/floodgate.conf.sample
-COMMANDS=(load reload unload status stats check ban unban bans)
-NEED_IFACE=(reload unload stats ban unban bans)
-PASSED=0
-FAILED=0
-
-ok() {
-	PASSED=$((PASSED + 1))
-	echo "ok   - $*"
-}
-
-not_ok() {
-	FAILED=$((FAILED + 1))
-	echo "FAIL - $*"
-}
+COMMANDS=(load reload unload status stats top run check replay ban unban bans)
+NEED_IFACE=(reload unload stats top run ban unban bans)
+source "$REPO/tests/integration/assert.sh"
 
 # run ARGS...: runs floodgate; sets RC, OUT and ERR.
 run() {
@@ -133,6 +122,13 @@ expect 2 "interface name with a slash" unload a/b
 expect 2 "ban of a bad address" ban fgA 10.0.0.x
 expect 2 "ban with host bits set" ban fgA 10.0.0.1/24
 has "  ... names the network" "$ERR" "10.0.0.0/24"
+expect 2 "replay without a capture" replay -c "$SAMPLE"
+has "  ... says so" "$ERR" "'replay' needs a capture file"
+expect 2 "replay -n that is not a number" replay -c "$SAMPLE" x.pcap -n ten
+expect 2 "top -n 0" top fgA -n 0
+has "  ... names the range" "$ERR" "-n must be 1..10000"
+expect 2 "top -n above 10000" top fgA -n 10001
+expect 2 "run with an option of another command" run fgA --json
+has "  ... names it" "$ERR" "unknown option '--json'"
 
-echo "test_usage: $PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+finish
