@@ -618,6 +618,23 @@ static int check_maps_fit(struct fg_pinned *pinned, const char *path, const stru
 	return FG_EXIT_OK;
 }
 
+/* A reload into pins no program uses would report a change nothing
+ * enforces: refuse it. */
+static int check_program_runs(const char *ifname)
+{
+	char pin_dir[PATH_MAX];
+	struct fg_pin_ids ids;
+
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!fg_pin_ids_read(pin_dir, &ids) && fg_pins_in_use(&ids))
+		return FG_EXIT_OK;
+	pr_warn("Error: no program uses the maps pinned in %s any more (the interface lost "
+		"it, or it was detached): nothing to reload; 'floodgate load %s' replaces the "
+		"stale pins\n",
+		pin_dir, ifname);
+	return FG_EXIT_STATE;
+}
+
 /* Writes the new policy into the idle slot, carries the counters, flips
  * the slot, then reclaims the state the new policy does not keep. */
 static int push_reload(struct fg_pinned *pinned, const struct fg_compiled *compiled)
@@ -671,6 +688,8 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	if (ret)
 		goto out;
 	ret = fg_open_loaded(ifname, &pinned);
+	if (!ret)
+		ret = check_program_runs(ifname);
 	if (!ret)
 		ret = check_fixed_keys(ifname, config_path, cfg, &pinned.rt);
 	if (!ret)

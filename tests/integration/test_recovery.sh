@@ -116,6 +116,8 @@ ip link set dev fgA xdp off
 # A complete folder whose program is gone (the interface lost it) is stale.
 expect_exit 0 "load" "$FLOODGATE" load fgA
 ip link set dev fgA xdp off
+expect_exit 5 "reload refuses pins no program uses" "$FLOODGATE" reload fgA -c "$CONF"
+check "  ... saying so" grep -q "nothing to reload" <<<"$LAST_ERR"
 expect_exit 0 "load again after the program went away" "$FLOODGATE" load fgA
 check "  ... one floodgate program is attached" one_attached xdp
 expect_exit 5 "a third load says already loaded" "$FLOODGATE" load fgA
