@@ -239,18 +239,12 @@ static int clear_staging(const char *ifname, unsigned int ifindex, const struct 
 	return FG_EXIT_OK;
 }
 
-/*
- * A complete pin folder met by `load`: floodgate is already loaded when a
- * program uses its maps (here or in another network namespace); otherwise
- * the pins are stale (the program went with its interface, or an unload
- * died half-way) and are removed.
- */
-static int check_existing(const char *ifname, unsigned int ifindex, const char *pin_dir)
+/* What a complete pin folder holds: the ids of its maps and where its tc
+ * filter would be. Refuses a folder another user could have made, and pins
+ * of another network namespace. Returns an exit code. */
+static int inspect_pins(const char *pin_dir, struct fg_pin_ids *ids, struct fg_tc_place *tc)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
-	struct fg_pin_ids ids;
-	struct fg_tc_place tc;
-	__u32 user;
 	int ret = fg_pinfolder_check_owned(pin_dir), err;
 
 	if (ret)
@@ -259,11 +253,29 @@ static int check_existing(const char *ifname, unsigned int ifindex, const char *
 	fg_pinned_close(&pinned);
 	if (err == -EXDEV)
 		return FG_EXIT_STATE;
-	tc = tc_place_of(err ? NULL : &pinned.rt);
-	if (fg_pin_ids_read(pin_dir, &ids)) {
+	*tc = tc_place_of(err ? NULL : &pinned.rt);
+	if (fg_pin_ids_read(pin_dir, ids)) {
 		pr_warn("Error: cannot read %s: %s\n", pin_dir, strerror(errno));
 		return FG_EXIT_FAILURE;
 	}
+	return FG_EXIT_OK;
+}
+
+/*
+ * A complete pin folder met by `load`: floodgate is already loaded when a
+ * program uses its maps (here or in another network namespace); otherwise
+ * the pins are stale (the program went with its interface, or an unload
+ * died half-way) and are removed.
+ */
+static int check_existing(const char *ifname, unsigned int ifindex, const char *pin_dir)
+{
+	struct fg_pin_ids ids;
+	struct fg_tc_place tc;
+	int ret = inspect_pins(pin_dir, &ids, &tc);
+	__u32 user;
+
+	if (ret)
+		return ret;
 	user = fg_pins_in_use(&ids);
 	if (user && fg_find_attached(ifindex, &ids, &tc)) {
 		pr_warn("Error: floodgate is already loaded on %s "
@@ -446,23 +458,13 @@ int fg_open_loaded(const char *ifname, struct fg_pinned *pinned)
  */
 static int unload_pins(const char *ifname, unsigned int ifindex, const char *pin_dir)
 {
-	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_pin_ids ids;
 	struct fg_tc_place tc;
-	int ret = fg_pinfolder_check_owned(pin_dir), err, detached = 0;
+	int ret = inspect_pins(pin_dir, &ids, &tc), detached = 0;
 	__u32 user;
 
 	if (ret)
 		return ret;
-	err = fg_pinned_open(pin_dir, &pinned);
-	fg_pinned_close(&pinned);
-	if (err == -EXDEV)
-		return FG_EXIT_STATE;
-	tc = tc_place_of(err ? NULL : &pinned.rt);
-	if (fg_pin_ids_read(pin_dir, &ids)) {
-		pr_warn("Error: cannot read %s: %s\n", pin_dir, strerror(errno));
-		return FG_EXIT_FAILURE;
-	}
 	/* An interface that is gone took our program with it. */
 	if (ifindex && ids.n)
 		detached = fg_detach_ours(ifindex, &ids, &tc);
