@@ -440,6 +440,9 @@ int fg_open_loaded(const char *ifname, struct fg_pinned *pinned)
 		fg_pinfolder_explain_missing();
 		return FG_EXIT_STATE;
 	}
+	err = fg_pinfolder_check_owned(pin_dir);
+	if (err)
+		return err;
 	err = fg_pinned_open(pin_dir, pinned);
 	if (err == -EXDEV)
 		return FG_EXIT_STATE;

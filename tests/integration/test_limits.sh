@@ -85,6 +85,9 @@ for dir in fgA fgA:loading; do
 	mkdir "$BASE/$dir"
 	chown 65534:65534 "$BASE/$dir"
 	refused "$BASE/$dir owned by nobody" "$BASE/$dir is not owned by root"
+	if [ "$dir" = fgA ]; then
+		expect_exit 4 "  ... status fgA refuses it too" "$FLOODGATE" status fgA
+	fi
 	rm -rf "${BASE:?}/$dir"
 done
 
