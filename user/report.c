@@ -209,7 +209,7 @@ int fg_cmd_status(const char *ifname)
 			fg_pinfolder_explain_missing();
 			return FG_EXIT_STATE;
 		}
-		return status_one(ifname);
+		return fg_pinfolder_check_owned(pin_dir) ?: status_one(ifname);
 	}
 	dir = opendir(FG_PIN_BASE);
 	while (dir && (entry = readdir(dir))) {
