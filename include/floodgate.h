@@ -295,6 +295,9 @@ struct fg_runtime {
 	__u32 config_xdp_mode; /* enum fg_xdp_mode */
 	__u32 coarse_clock;    /* clock = coarse */
 	__u32 pad;
+	/* The network namespace of the load (the inode of /proc/self/ns/net):
+	 * commands from another namespace refuse the pins. */
+	__u64 netns_ino;
 };
 
 /* Per-CPU counters of one policy (`policy_stats`, indexed by
@@ -360,7 +363,7 @@ _Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLIC
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
 _Static_assert(sizeof(struct fg_budget) == 24, "fg_budget");
-_Static_assert(sizeof(struct fg_runtime) == 72, "fg_runtime");
+_Static_assert(sizeof(struct fg_runtime) == 80, "fg_runtime");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
 _Static_assert(sizeof(struct fg_global_stats) == 136, "fg_global_stats");
 

@@ -1084,6 +1084,16 @@ int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err)
 		goto out_errno;
 	}
 	for (;;) {
+		if (len > FG_CONFIG_MAX_BYTES) {
+			/* Bounded memory and time, even for /dev/zero. */
+			ret = -EFBIG;
+			fclose(f);
+			free(buf);
+			if (err)
+				fprintf(err, "%s: too large (a config may have at most %d bytes)\n",
+					path, FG_CONFIG_MAX_BYTES);
+			return ret;
+		}
 		if (size - len < 4096) {
 			char *bigger = realloc(buf, size ? size * 2 : 8192);
 

@@ -21,6 +21,8 @@
 /* Bounds beyond values.h's rate bounds (see fg_config_parse). */
 #define FG_DEFAULT_NEW_SOURCES 50000 /* per second */
 #define FG_MAX_BURST	       1000000000ULL
+/* The largest config file read, in bytes: a bound on memory and time. */
+#define FG_CONFIG_MAX_BYTES    (1 << 20)
 
 struct fg_policy_conf {
 	char name[FG_POLICY_NAME_LEN];

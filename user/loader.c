@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -8,20 +7,18 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <linux/magic.h>
-#include <sys/file.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "attachment.h"
 #include "config.h"
 #include "filemode.h"
 #include "floodgate.skel.h"
 #include "loader.h"
 #include "log.h"
+#include "pinfolder.h"
 #include "pinned.h"
 #include "policy.h"
 #include "skeleton.h"
@@ -49,50 +46,15 @@ static int check_environment(const char *ifname, unsigned int *ifindex)
 	return FG_EXIT_OK;
 }
 
-static int ensure_bpffs(void)
-{
-	struct statfs fs;
-
-	if (statfs("/sys/fs/bpf", &fs) || fs.f_type != BPF_FS_MAGIC) {
-		pr_info("mounting bpffs at /sys/fs/bpf\n");
-		if (mkdir("/sys/fs/bpf", 0755) && errno != EEXIST)
-			return -errno;
-		if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700"))
-			return -errno;
-	}
-	if (mkdir(FG_PIN_BASE, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* Serialises every state-changing command on the pin folder, as xdp-tools
- * does. The lock goes when the process exits. */
-static int take_lock(void)
-{
-	int fd = open(FG_PIN_BASE, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || flock(fd, LOCK_EX)) {
-		pr_warn("Error: cannot lock %s: %s\n", FG_PIN_BASE, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static int prepare_state_change(const char *ifname, unsigned int *ifindex, int *lock_fd)
 {
 	int ret = check_environment(ifname, ifindex);
-	int err;
 
+	if (!ret)
+		ret = fg_pinfolder_prepare();
 	if (ret)
 		return ret;
-	err = ensure_bpffs();
-	if (err) {
-		pr_warn("Error: cannot mount bpffs at /sys/fs/bpf: %s\n", strerror(-err));
-		return FG_EXIT_ENV;
-	}
-	*lock_fd = take_lock();
+	*lock_fd = fg_pinfolder_lock();
 	return *lock_fd < 0 ? FG_EXIT_FAILURE : FG_EXIT_OK;
 }
 
@@ -204,55 +166,234 @@ static int attach_tc(struct floodgate_bpf *skel, unsigned int ifindex, struct fg
 	return 0;
 }
 
-static void detach_xdp(unsigned int ifindex, __u32 prog_id)
+/* Where floodgate's tc filter is: as recorded, or where it always goes. */
+static struct fg_tc_place tc_place_of(const struct fg_runtime *rt)
 {
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
-	struct xdp_program *prog;
+	struct fg_tc_place tc = {.handle = FG_TC_HANDLE, .priority = FG_TC_PRIORITY};
 
-	if (libxdp_get_error(mp))
-		return;
-	if (xdp_multiprog__is_legacy(mp)) {
-		prog = xdp_multiprog__main_prog(mp);
-		if (prog && xdp_program__id(prog) == prog_id)
-			xdp_multiprog__detach(mp);
-		goto out;
+	if (rt && rt->tc_handle) {
+		tc.handle = rt->tc_handle;
+		tc.priority = rt->tc_priority;
+		tc.owns_qdisc = rt->tc_owns_qdisc;
 	}
-	for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
-	     prog = xdp_multiprog__next_prog(prog, mp)) {
-		if (xdp_program__id(prog) != prog_id)
-			continue;
-		if (xdp_program__detach(prog, ifindex, xdp_multiprog__attach_mode(mp), 0))
-			pr_warn("Warning: cannot detach XDP program %u\n", prog_id);
-		break;
-	}
-out:
-	xdp_multiprog__close(mp);
+	return tc;
 }
 
-static void detach_tc(unsigned int ifindex, const struct fg_runtime *rt)
+/* The program, if any, that still uses the pins. A tc filter releases its
+ * program after an RCU grace period, so a program just detached may linger
+ * for a moment: wait for it, within a bound. */
+static __u32 pins_user_after_detach(const struct fg_pin_ids *ids)
 {
-	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = rt->tc_handle, .priority = rt->tc_priority);
+	const struct timespec pause = {.tv_nsec = 20 * 1000 * 1000};
+	__u32 user = fg_pins_in_use(ids);
+	int tries;
 
-	if (rt->tc_owns_qdisc) {
-		/* Removing our clsact removes our filter with it. */
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-		return;
+	for (tries = 0; user && tries < 100; tries++) {
+		nanosleep(&pause, NULL);
+		user = fg_pins_in_use(ids);
 	}
-	bpf_tc_detach(&hook, &opts);
+	return user;
+}
+
+/*
+ * Removes what an interrupted load left in the staging folder: the program
+ * that uses its maps, if it got attached (at any step), then the pins.
+ * `rt`, when known, says where a tc filter went. *found says whether there
+ * was anything. Returns an exit code.
+ */
+static int clear_staging(const char *ifname, unsigned int ifindex, const struct fg_runtime *rt,
+			 bool *found)
+{
+	const struct fg_tc_place tc = tc_place_of(rt);
+	char stage[PATH_MAX];
+	struct fg_pin_ids ids;
+	__u32 user;
+	int ret;
+
+	fg_stage_dir(ifname, stage, sizeof(stage));
+	*found = !access(stage, F_OK);
+	if (!*found)
+		return FG_EXIT_OK;
+	ret = fg_pinfolder_check_owned(stage);
+	if (ret)
+		return ret;
+	if (fg_pin_ids_read(stage, &ids)) {
+		pr_warn("Error: cannot read %s: %s\n", stage, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	if (ifindex && ids.n && fg_detach_ours(ifindex, &ids, &tc) < 0)
+		return FG_EXIT_FAILURE;
+	user = pins_user_after_detach(&ids);
+	if (user) {
+		pr_warn("Error: %s, left by an interrupted load, is in use by BPF program %u, "
+			"which is not attached to %s here (a load in another network "
+			"namespace?): run 'floodgate unload %s' there\n",
+			stage, user, ifname, ifname);
+		return FG_EXIT_STATE;
+	}
+	if (fg_pinned_remove(stage)) {
+		pr_warn("Error: cannot remove %s: %s\n", stage, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	pr_info("removed %s, left by an interrupted load\n", stage);
+	return FG_EXIT_OK;
+}
+
+/* What a complete pin folder holds: the ids of its maps and where its tc
+ * filter would be. Refuses a folder another user could have made, and pins
+ * of another network namespace. Returns an exit code. */
+static int inspect_pins(const char *pin_dir, struct fg_pin_ids *ids, struct fg_tc_place *tc)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	int ret = fg_pinfolder_check_owned(pin_dir), err;
+
+	if (ret)
+		return ret;
+	err = fg_pinned_open(pin_dir, &pinned);
+	fg_pinned_close(&pinned);
+	if (err == -EXDEV)
+		return FG_EXIT_STATE;
+	*tc = tc_place_of(err ? NULL : &pinned.rt);
+	if (fg_pin_ids_read(pin_dir, ids)) {
+		pr_warn("Error: cannot read %s: %s\n", pin_dir, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	return FG_EXIT_OK;
+}
+
+/*
+ * A complete pin folder met by `load`: floodgate is already loaded when a
+ * program uses its maps (here or in another network namespace); otherwise
+ * the pins are stale (the program went with its interface, or an unload
+ * died half-way) and are removed.
+ */
+static int check_existing(const char *ifname, unsigned int ifindex, const char *pin_dir)
+{
+	struct fg_pin_ids ids;
+	struct fg_tc_place tc;
+	int ret = inspect_pins(pin_dir, &ids, &tc);
+	__u32 user;
+
+	if (ret)
+		return ret;
+	user = fg_pins_in_use(&ids);
+	if (user && fg_find_attached(ifindex, &ids, &tc)) {
+		pr_warn("Error: floodgate is already loaded on %s "
+			"(use 'floodgate reload' to change its policy, or unload it first)\n",
+			ifname);
+		return FG_EXIT_STATE;
+	}
+	if (user) {
+		pr_warn("Error: the maps pinned in %s are in use by BPF program %u, which is not "
+			"attached to %s here; left in place\n",
+			pin_dir, user, ifname);
+		return FG_EXIT_STATE;
+	}
+	pr_warn("Note: removing stale pins in %s: no program uses them any more\n", pin_dir);
+	if (fg_pinned_remove(pin_dir)) {
+		pr_warn("Error: cannot remove %s: %s\n", pin_dir, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	return FG_EXIT_OK;
+}
+
+/*
+ * Builds the pins in the staging folder, attaches, records the attachment,
+ * then renames the folder into place: whatever step a crash interrupts,
+ * the folder at fg_pin_dir() is either absent or complete, and a staging
+ * folder is an interrupted load's (clear_staging). FG_TEST_DIE_AT names
+ * the steps for the tests.
+ */
+static int stage_and_attach(const char *ifname, const struct fg_config *cfg,
+			    const struct fg_compiled *compiled, struct fg_runtime *rt)
+{
+	char stage[PATH_MAX], pin_dir[PATH_MAX];
+	struct floodgate_bpf *skel;
+	int err;
+
+	fg_stage_dir(ifname, stage, sizeof(stage));
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (mkdir(stage, 0700)) {
+		pr_warn("Error: cannot create %s: %s\n", stage, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	fg_test_die_at("staged");
+	if (create_maps(stage, cfg, compiled, rt))
+		return FG_EXIT_FAILURE;
+	fg_test_die_at("maps");
+	skel = fg_skel_open(cfg, &(struct fg_skel_opts){.pin_dir = stage, .progs = rt->hook});
+	if (!skel) {
+		pr_warn("Error: cannot open the BPF object: %s\n", strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	if (rt->hook == FG_HOOK_XDP)
+		err = attach_xdp(skel, rt->ifindex, rt->xdp_mode, &rt->prog_id);
+	else
+		err = attach_tc(skel, rt->ifindex, rt);
+	floodgate_bpf__destroy(skel);
+	if (err)
+		return err == -EOPNOTSUPP ? FG_EXIT_ENV : FG_EXIT_FAILURE;
+	fg_test_die_at("attached");
+	err = fg_pinned_update_runtime(stage, rt);
+	if (err) {
+		pr_warn("Error: cannot record the attachment: %s\n", strerror(-err));
+		return FG_EXIT_FAILURE;
+	}
+	fg_test_die_at("recorded");
+	if (rename(stage, pin_dir)) {
+		pr_warn("Error: cannot rename %s to %s: %s\n", stage, pin_dir, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	fg_test_die_at("renamed");
+	return FG_EXIT_OK;
+}
+
+/* What the load records of its settings and of where it runs. */
+static void load_runtime(const struct fg_load_opts *opts, const struct fg_config *cfg,
+			 struct fg_runtime *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->hook = opts->hook >= 0 ? opts->hook : cfg->hook;
+	rt->xdp_mode = opts->xdp_mode >= 0 ? opts->xdp_mode : cfg->xdp_mode;
+	rt->max_sources = cfg->max_sources;
+	rt->config_hook = cfg->hook;
+	rt->config_xdp_mode = cfg->xdp_mode;
+	rt->coarse_clock = cfg->coarse_clock;
+	rt->loaded_at = time(NULL);
+	rt->netns_ino = fg_netns_inode();
+}
+
+/* Under the lock: clears an interrupted load, checks a complete folder,
+ * then loads. */
+static int load_locked(const char *ifname, const struct fg_config *cfg,
+		       const struct fg_compiled *compiled, struct fg_runtime *rt)
+{
+	char pin_dir[PATH_MAX];
+	bool found;
+	int ret = clear_staging(ifname, rt->ifindex, NULL, &found);
+
+	if (ret)
+		return ret;
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!access(pin_dir, F_OK)) {
+		ret = check_existing(ifname, rt->ifindex, pin_dir);
+		if (ret)
+			return ret;
+	}
+	ret = stage_and_attach(ifname, cfg, compiled, rt);
+	if (ret)
+		clear_staging(ifname, rt->ifindex, rt, &found);
+	return ret;
 }
 
 int fg_cmd_load(const struct fg_load_opts *opts)
 {
 	struct fg_compiled *compiled = NULL;
-	struct floodgate_bpf *skel = NULL;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_runtime rt = {};
-	char pin_dir[PATH_MAX];
+	struct fg_runtime rt;
 	const char *ifname;
 	unsigned int ifindex;
-	int lock_fd = -1, ret, err;
+	int lock_fd = -1, ret;
 
 	if (!cfg)
 		return FG_EXIT_FAILURE;
@@ -265,71 +406,22 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 		ret = FG_EXIT_USAGE;
 		goto out;
 	}
-	rt.hook = opts->hook >= 0 ? opts->hook : cfg->hook;
-	rt.xdp_mode = opts->xdp_mode >= 0 ? opts->xdp_mode : cfg->xdp_mode;
-	rt.max_sources = cfg->max_sources;
-	rt.config_hook = cfg->hook;
-	rt.config_xdp_mode = cfg->xdp_mode;
-	rt.coarse_clock = cfg->coarse_clock;
-	rt.loaded_at = time(NULL);
+	load_runtime(opts, cfg, &rt);
 	ret = compile_config(cfg, opts->config_path, 0, &compiled);
-	if (ret)
-		goto out;
-	ret = prepare_state_change(ifname, &ifindex, &lock_fd);
+	if (!ret)
+		ret = prepare_state_change(ifname, &ifindex, &lock_fd);
 	if (ret)
 		goto out;
 	rt.ifindex = ifindex;
-	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	if (!access(pin_dir, F_OK)) {
-		pr_warn("Error: floodgate is already loaded on %s "
-			"(use 'floodgate reload' to change its policy, or unload it first)\n",
-			ifname);
-		ret = FG_EXIT_STATE;
-		goto out;
-	}
-	if (mkdir(pin_dir, 0700)) {
-		pr_warn("Error: cannot create %s: %s\n", pin_dir, strerror(errno));
-		ret = FG_EXIT_FAILURE;
-		goto out;
-	}
-
-	ret = FG_EXIT_FAILURE;
-	if (create_maps(pin_dir, cfg, compiled, &rt))
-		goto undo;
-	skel = fg_skel_open(cfg, &(struct fg_skel_opts){.pin_dir = pin_dir, .progs = rt.hook});
-	if (!skel) {
-		pr_warn("Error: cannot open the BPF object: %s\n", strerror(errno));
-		goto undo;
-	}
-	if (rt.hook == FG_HOOK_XDP)
-		err = attach_xdp(skel, ifindex, rt.xdp_mode, &rt.prog_id);
-	else
-		err = attach_tc(skel, ifindex, &rt);
-	if (err) {
-		if (err == -EOPNOTSUPP)
-			ret = FG_EXIT_ENV;
-		goto undo;
-	}
-	err = fg_pinned_update_runtime(pin_dir, &rt);
-	if (err) {
-		pr_warn("Error: cannot record the attachment: %s\n", strerror(-err));
-		if (rt.hook == FG_HOOK_XDP)
-			detach_xdp(ifindex, rt.prog_id);
-		else
-			detach_tc(ifindex, &rt);
-		goto undo;
-	}
-	printf("floodgate loaded on %s (%s%s), %u policies\n", ifname,
-	       rt.hook == FG_HOOK_XDP ? "xdp" : "tc",
-	       rt.hook == FG_HOOK_XDP ? (rt.xdp_mode == FG_XDP_GENERIC ? " generic" : " native")
-				      : " ingress",
-	       cfg->n_policies);
-	ret = FG_EXIT_OK;
-	goto out;
-undo:
-	fg_pinned_remove(pin_dir);
+	ret = load_locked(ifname, cfg, compiled, &rt);
+	if (!ret)
+		printf("floodgate loaded on %s (%s%s), %u policies\n", ifname,
+		       rt.hook == FG_HOOK_XDP ? "xdp" : "tc",
+		       rt.hook == FG_HOOK_XDP
+			       ? (rt.xdp_mode == FG_XDP_GENERIC ? " generic" : " native")
+			       : " ingress",
+		       cfg->n_policies);
 out:
-	floodgate_bpf__destroy(skel);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	free(compiled);
@@ -345,9 +437,15 @@ int fg_open_loaded(const char *ifname, struct fg_pinned *pinned)
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
 	if (access(pin_dir, F_OK)) {
 		pr_warn("Error: floodgate is not loaded on %s\n", ifname);
+		fg_pinfolder_explain_missing();
 		return FG_EXIT_STATE;
 	}
+	err = fg_pinfolder_check_owned(pin_dir);
+	if (err)
+		return err;
 	err = fg_pinned_open(pin_dir, pinned);
+	if (err == -EXDEV)
+		return FG_EXIT_STATE;
 	if (err) {
 		pr_warn("Error: cannot open the maps pinned in %s: %s\n", pin_dir, strerror(-err));
 		return FG_EXIT_FAILURE;
@@ -355,43 +453,90 @@ int fg_open_loaded(const char *ifname, struct fg_pinned *pinned)
 	return FG_EXIT_OK;
 }
 
+/*
+ * Detaches the program that uses the folder's maps (found by what it is,
+ * whatever the record says), then removes the pins. Refuses pins of
+ * another network namespace, and pins still in use by a program that is
+ * not attached here.
+ */
+static int unload_pins(const char *ifname, unsigned int ifindex, const char *pin_dir)
+{
+	struct fg_pin_ids ids;
+	struct fg_tc_place tc;
+	int ret = inspect_pins(pin_dir, &ids, &tc), detached = 0;
+	__u32 user;
+
+	if (ret)
+		return ret;
+	/* An interface that is gone took our program with it. */
+	if (ifindex && ids.n)
+		detached = fg_detach_ours(ifindex, &ids, &tc);
+	if (detached < 0)
+		return FG_EXIT_FAILURE;
+	user = pins_user_after_detach(&ids);
+	if (user) {
+		pr_warn("Error: BPF program %u still uses the maps pinned in %s but is not "
+			"attached to %s here: nothing unloaded\n",
+			user, pin_dir, ifname);
+		return FG_EXIT_STATE;
+	}
+	fg_test_die_at("unload-detached");
+	if (fg_pinned_remove(pin_dir)) {
+		pr_warn("Error: cannot remove %s: %s\n", pin_dir, strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	printf("floodgate unloaded from %s%s\n", ifname,
+	       detached ? "" : " (its program was no longer attached: pins removed)");
+	return FG_EXIT_OK;
+}
+
+/* No pins: detaches a floodgate program whose pins were lost (an orphan),
+ * found by its name. */
+static int unload_orphan(const char *ifname, unsigned int ifindex)
+{
+	const struct fg_pin_ids by_name = {.n = 0};
+	const struct fg_tc_place tc = tc_place_of(NULL);
+	int detached = ifindex ? fg_detach_ours(ifindex, &by_name, &tc) : 0;
+
+	if (detached < 0)
+		return FG_EXIT_FAILURE;
+	if (!detached) {
+		pr_warn("Error: floodgate is not loaded on %s\n", ifname);
+		fg_pinfolder_explain_missing();
+		return FG_EXIT_STATE;
+	}
+	printf("floodgate unloaded from %s (an orphaned floodgate program, whose pins were "
+	       "gone)\n",
+	       ifname);
+	return FG_EXIT_OK;
+}
+
 int fg_cmd_unload(const char *ifname)
 {
-	struct fg_pinned pinned = FG_PINNED_INIT;
+	unsigned int ifindex = if_nametoindex(ifname);
 	char pin_dir[PATH_MAX];
-	unsigned int ifindex;
-	int lock_fd = -1, ret;
+	int lock_fd, ret;
+	bool cleared;
 
 	if (geteuid() != 0) {
 		pr_warn("Error: floodgate must run as root (it loads BPF programs)\n");
 		return FG_EXIT_ENV;
 	}
-	if (ensure_bpffs() || (lock_fd = take_lock()) < 0)
-		return FG_EXIT_FAILURE;
-	ret = fg_open_loaded(ifname, &pinned);
+	ret = fg_pinfolder_prepare();
 	if (ret)
-		goto out;
-	/* An interface that is gone took our program with it; the pins
-	 * remain to be removed. */
-	ifindex = if_nametoindex(ifname);
-	if (ifindex && ifindex == pinned.rt.ifindex) {
-		if (pinned.rt.hook == FG_HOOK_XDP)
-			detach_xdp(ifindex, pinned.rt.prog_id);
-		else
-			detach_tc(ifindex, &pinned.rt);
-	}
-	fg_pinned_close(&pinned);
+		return ret;
+	lock_fd = fg_pinfolder_lock();
+	if (lock_fd < 0)
+		return FG_EXIT_FAILURE;
+	ret = clear_staging(ifname, ifindex, NULL, &cleared);
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	if (fg_pinned_remove(pin_dir)) {
-		pr_warn("Error: cannot remove %s: %s\n", pin_dir, strerror(errno));
-		ret = FG_EXIT_FAILURE;
-		goto out;
-	}
-	printf("floodgate unloaded from %s\n", ifname);
-out:
-	fg_pinned_close(&pinned);
-	if (lock_fd >= 0)
-		close(lock_fd);
+	if (!ret && !access(pin_dir, F_OK))
+		ret = unload_pins(ifname, ifindex, pin_dir);
+	else if (!ret && cleared)
+		printf("floodgate unloaded from %s (what an interrupted load left)\n", ifname);
+	else if (!ret)
+		ret = unload_orphan(ifname, ifindex);
+	close(lock_fd);
 	return ret;
 }
 
@@ -478,6 +623,23 @@ static int check_maps_fit(struct fg_pinned *pinned, const char *path, const stru
 	return FG_EXIT_OK;
 }
 
+/* A reload into pins no program uses would report a change nothing
+ * enforces: refuse it. */
+static int check_program_runs(const char *ifname)
+{
+	char pin_dir[PATH_MAX];
+	struct fg_pin_ids ids;
+
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!fg_pin_ids_read(pin_dir, &ids) && fg_pins_in_use(&ids))
+		return FG_EXIT_OK;
+	pr_warn("Error: no program uses the maps pinned in %s any more (the interface lost "
+		"it, or it was detached): nothing to reload; 'floodgate load %s' replaces the "
+		"stale pins\n",
+		pin_dir, ifname);
+	return FG_EXIT_STATE;
+}
+
 /* Writes the new policy into the idle slot, carries the counters, flips
  * the slot, then reclaims the state the new policy does not keep. */
 static int push_reload(struct fg_pinned *pinned, const struct fg_compiled *compiled)
@@ -531,6 +693,8 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	if (ret)
 		goto out;
 	ret = fg_open_loaded(ifname, &pinned);
+	if (!ret)
+		ret = check_program_runs(ifname);
 	if (!ret)
 		ret = check_fixed_keys(ifname, config_path, cfg, &pinned.rt);
 	if (!ret)

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "attachment.h"
 #include "log.h"
 #include "pinned.h"
 
@@ -83,6 +84,11 @@ void fg_pin_dir(const char *ifname, char *buf, size_t size)
 	snprintf(buf, size, "%s/%s", FG_PIN_BASE, ifname);
 }
 
+void fg_stage_dir(const char *ifname, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s/%s" FG_STAGE_SUFFIX, FG_PIN_BASE, ifname);
+}
+
 /* Opens one pinned map and refuses it unless it is the map this build
  * expects: a stale pin from another version must not be written to. */
 static int open_map(const char *pin_dir, const struct fg_pinned_map *map)
@@ -125,6 +131,21 @@ static int read_runtime(struct fg_pinned *p)
 	return bpf_map_lookup_elem(p->maps.runtime, &zero, &p->rt) ? -errno : 0;
 }
 
+/* Pins are keyed by interface name only: those of the same name in
+ * another network namespace are not ours to act on. */
+static int check_netns(const char *pin_dir, const struct fg_runtime *rt)
+{
+	__u64 here = fg_netns_inode();
+
+	if (!rt->netns_ino || !here || rt->netns_ino == here)
+		return 0;
+	pr_warn("Error: the floodgate pinned in %s was loaded in network namespace net:[%llu], "
+		"not in this one (net:[%llu]); floodgate acts on it only from there, for example "
+		"with nsenter --net=/run/netns/NS floodgate ...\n",
+		pin_dir, (unsigned long long)rt->netns_ino, (unsigned long long)here);
+	return -EXDEV;
+}
+
 int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 {
 	size_t i;
@@ -142,6 +163,8 @@ int fg_pinned_open(const char *pin_dir, struct fg_pinned *p)
 		*fg_pinned_fd(p, &fg_pinned_maps[i]) = fd;
 	}
 	err = read_runtime(p);
+	if (!err)
+		err = check_netns(pin_dir, &p->rt);
 	if (err)
 		fg_pinned_close(p);
 	return err;
@@ -202,6 +225,7 @@ int fg_pinned_update_runtime(const char *pin_dir, const struct fg_runtime *rt)
 	current.tc_handle = rt->tc_handle;
 	current.tc_priority = rt->tc_priority;
 	current.tc_owns_qdisc = rt->tc_owns_qdisc;
+	current.netns_ino = rt->netns_ino;
 	if (bpf_map_update_elem(fd, &zero, &current, BPF_ANY))
 		err = -errno;
 out:

@@ -66,10 +66,16 @@ int *fg_pinned_fd(struct fg_pinned *pinned, const struct fg_pinned_map *map);
 void fg_pinned_init(struct fg_pinned *pinned);
 
 void fg_pin_dir(const char *ifname, char *buf, size_t size);
+/* Where a load builds the folder before renaming it to fg_pin_dir's:
+ * FG_PIN_BASE/IFACE:loading (bpffs refuses names with a dot; no interface
+ * name has a colon). Found later, it is an interrupted load's. */
+#define FG_STAGE_SUFFIX ":loading"
+void fg_stage_dir(const char *ifname, char *buf, size_t size);
 
 /* Opens every pinned map, checking its type and sizes against this build
  * (a stale pin is refused with a message naming it), and reads the runtime
- * record. Returns 0 or a negative errno. */
+ * record. Returns 0 or a negative errno: -EXDEV (with a message) when the
+ * pins were made in another network namespace. */
 int fg_pinned_open(const char *pin_dir, struct fg_pinned *pinned);
 void fg_pinned_close(struct fg_pinned *pinned);
 

@@ -14,6 +14,7 @@
 
 #include "loader.h"
 #include "log.h"
+#include "pinfolder.h"
 #include "pinned.h"
 #include "policy.h"
 #include "xdp_ext.h"
@@ -151,10 +152,12 @@ static int status_one(const char *ifname)
 	if (!err)
 		err = fg_read_active_set(&pinned, set);
 	if (err) {
-		pr_warn("Error: cannot read the state of %s: %s\n", ifname, strerror(-err));
+		/* fg_pinned_open said why pins of another namespace are refused. */
+		if (err != -EXDEV)
+			pr_warn("Error: cannot read the state of %s: %s\n", ifname, strerror(-err));
 		fg_pinned_close(&pinned);
 		free(set);
-		return FG_EXIT_FAILURE;
+		return err == -EXDEV ? FG_EXIT_STATE : FG_EXIT_FAILURE;
 	}
 	printf("%s: %s", ifname, pinned.rt.hook == FG_HOOK_XDP ? "xdp" : "tc ingress");
 	if (pinned.rt.hook == FG_HOOK_XDP)
@@ -195,7 +198,7 @@ static int status_one(const char *ifname)
 int fg_cmd_status(const char *ifname)
 {
 	struct dirent *entry;
-	int ret = FG_EXIT_OK, shown = 0;
+	int ret = FG_EXIT_OK, shown = 0, one;
 	char pin_dir[PATH_MAX];
 	DIR *dir;
 
@@ -203,23 +206,28 @@ int fg_cmd_status(const char *ifname)
 		fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
 		if (access(pin_dir, F_OK)) {
 			pr_warn("Error: floodgate is not loaded on %s\n", ifname);
+			fg_pinfolder_explain_missing();
 			return FG_EXIT_STATE;
 		}
-		return status_one(ifname);
+		return fg_pinfolder_check_owned(pin_dir) ?: status_one(ifname);
 	}
 	dir = opendir(FG_PIN_BASE);
 	while (dir && (entry = readdir(dir))) {
-		if (entry->d_name[0] == '.')
+		/* An interrupted load's staging folder is not a load. */
+		if (entry->d_name[0] == '.' || strchr(entry->d_name, ':'))
 			continue;
 		if (shown++)
 			printf("\n");
-		if (status_one(entry->d_name))
-			ret = FG_EXIT_FAILURE;
+		one = status_one(entry->d_name);
+		if (one)
+			ret = one;
 	}
 	if (dir)
 		closedir(dir);
-	if (!shown)
+	if (!shown) {
 		printf("floodgate is not loaded on any interface\n");
+		fg_pinfolder_explain_missing();
+	}
 	return ret;
 }
 

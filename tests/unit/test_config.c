@@ -1138,6 +1138,48 @@ static void test_files(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* A file is read up to FG_CONFIG_MAX_BYTES and no further: one byte more,
+ * or an endless file, is "too large" (-EFBIG). */
+static void test_file_size_cap(void **state)
+{
+	static const char head[] = "[policy p]\nmatch = udp\nrate = 5/s\n";
+	char dir[] = "/tmp/fg-test-config-XXXXXX";
+	char path[64], expected[160], *data, *err;
+	size_t size = FG_CONFIG_MAX_BYTES;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fg.conf", dir);
+	data = malloc(size + 1);
+	assert_non_null(data);
+	/* A valid config padded with a comment to exactly the cap. */
+	memcpy(data, head, sizeof(head) - 1);
+	memset(data + sizeof(head) - 1, '#', size - (sizeof(head) - 1));
+	data[size - 1] = '\n';
+	write_file(path, data, size);
+	assert_int_equal(parse_file(path, &err), 0);
+	assert_string_equal(err, "");
+	free(err);
+
+	data[size - 1] = '#';
+	data[size] = '\n';
+	write_file(path, data, size + 1);
+	assert_int_equal(parse_file(path, &err), -EFBIG);
+	snprintf(expected, sizeof(expected), "%s: too large (a config may have at most %d bytes)\n",
+		 path, FG_CONFIG_MAX_BYTES);
+	assert_string_equal(err, expected);
+	free(err);
+
+	assert_int_equal(parse_file("/dev/zero", &err), -EFBIG);
+	assert_string_equal(err,
+			    "/dev/zero: too large (a config may have at most 1048576 bytes)\n");
+	free(err);
+
+	free(data);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_quiet_and_names(void **state)
 {
 	struct fg_config *c = malloc(sizeof(*c));
@@ -1182,6 +1224,7 @@ int main(void)
 		cmocka_unit_test(test_errors_burst),
 		cmocka_unit_test(test_errors_too_many_policies),
 		cmocka_unit_test(test_files),
+		cmocka_unit_test(test_file_size_cap),
 		cmocka_unit_test(test_quiet_and_names),
 	};
 

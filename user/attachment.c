@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "attachment.h"
+#include "log.h"
+
+#define MAX_PROG_MAPS 64
+
+int fg_pin_ids_read(const char *pin_dir, struct fg_pin_ids *ids)
+{
+	DIR *dir = opendir(pin_dir);
+	struct dirent *entry;
+	char path[PATH_MAX];
+
+	ids->n = 0;
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((entry = readdir(dir)) && ids->n < FG_MAX_PIN_IDS) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int fd;
+
+		if (entry->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, entry->d_name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id)
+			ids->ids[ids->n++] = info.id;
+		close(fd);
+	}
+	closedir(dir);
+	return 0;
+}
+
+static bool uses_one_of(const __u32 *map_ids, __u32 n, const struct fg_pin_ids *ids)
+{
+	__u32 i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < ids->n; j++)
+			if (map_ids[i] == ids->ids[j])
+				return true;
+	return false;
+}
+
+bool fg_prog_is_ours(__u32 prog_id, const struct fg_pin_ids *ids)
+{
+	__u32 map_ids[MAX_PROG_MAPS];
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool ours = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = MAX_PROG_MAPS;
+	info.map_ids = (__u64)(unsigned long)map_ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		if (ids->n)
+			ours = uses_one_of(map_ids,
+					   info.nr_map_ids < MAX_PROG_MAPS ? info.nr_map_ids
+									   : MAX_PROG_MAPS,
+					   ids);
+		else
+			ours = !strcmp(info.name, "fg_xdp") || !strcmp(info.name, "fg_tc");
+	}
+	close(fd);
+	return ours;
+}
+
+__u32 fg_pins_in_use(const struct fg_pin_ids *ids)
+{
+	__u32 id = 0;
+
+	if (!ids->n)
+		return 0;
+	while (!bpf_prog_get_next_id(id, &id))
+		if (fg_prog_is_ours(id, ids))
+			return id;
+	return 0;
+}
+
+static bool is_dispatcher(__u32 prog_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "xdp_dispatcher");
+	close(fd);
+	return yes;
+}
+
+/* Our component of libxdp's dispatcher on ifindex: its id, detached first
+ * when `detach`. 0: none. */
+static __u32 dispatched_ours(unsigned int ifindex, const struct fg_pin_ids *ids, bool detach)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog;
+	__u32 found = 0;
+
+	if (libxdp_get_error(mp))
+		return 0;
+	for (prog = xdp_multiprog__next_prog(NULL, mp); prog && !found;
+	     prog = xdp_multiprog__next_prog(prog, mp)) {
+		if (!fg_prog_is_ours(xdp_program__id(prog), ids))
+			continue;
+		found = xdp_program__id(prog);
+		if (detach && xdp_program__detach(prog, ifindex, xdp_multiprog__attach_mode(mp), 0))
+			pr_warn("Warning: cannot detach XDP program %u from libxdp's dispatcher\n",
+				found);
+	}
+	xdp_multiprog__close(mp);
+	return found;
+}
+
+/* Floodgate's XDP program on ifindex, detached first when `detach`. */
+static __u32 xdp_ours(unsigned int ifindex, const struct fg_pin_ids *ids, bool detach)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+	const struct {
+		__u32 *id;
+		__u32 mode;
+	} modes[] = {
+		{&query.skb_prog_id, XDP_FLAGS_SKB_MODE},
+		{&query.drv_prog_id, XDP_FLAGS_DRV_MODE},
+		{&query.hw_prog_id, XDP_FLAGS_HW_MODE},
+	};
+	size_t i;
+
+	if (bpf_xdp_query((int)ifindex, 0, &query))
+		return 0;
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		__u32 id = *modes[i].id;
+		int fd;
+
+		if (!id)
+			continue;
+		if (is_dispatcher(id))
+			return dispatched_ours(ifindex, ids, detach);
+		if (!fg_prog_is_ours(id, ids))
+			continue;
+		if (!detach)
+			return id;
+		/* Detach that program only, should another replace it meanwhile. */
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd >= 0) {
+			LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = fd);
+
+			if (bpf_xdp_detach((int)ifindex, modes[i].mode | XDP_FLAGS_REPLACE, &opts))
+				pr_warn("Warning: cannot detach XDP program %u: %s\n", id,
+					strerror(errno));
+			close(fd);
+		}
+		return id;
+	}
+	return 0;
+}
+
+static __u32 tc_ours(unsigned int ifindex, const struct fg_pin_ids *ids,
+		     const struct fg_tc_place *tc, bool detach)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = (int)ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, query, .handle = tc->handle, .priority = tc->priority);
+	LIBBPF_OPTS(bpf_tc_opts, filter, .handle = tc->handle, .priority = tc->priority);
+
+	if (bpf_tc_query(&hook, &query) || !fg_prog_is_ours(query.prog_id, ids))
+		return 0;
+	if (!detach)
+		return query.prog_id;
+	if (tc->owns_qdisc) {
+		/* Removing our clsact removes our filter with it. */
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	} else if (bpf_tc_detach(&hook, &filter)) {
+		pr_warn("Warning: cannot detach tc program %u: %s\n", query.prog_id,
+			strerror(errno));
+	}
+	return query.prog_id;
+}
+
+__u32 fg_find_attached(unsigned int ifindex, const struct fg_pin_ids *ids,
+		       const struct fg_tc_place *tc)
+{
+	__u32 id = xdp_ours(ifindex, ids, false);
+
+	return id ? id : tc_ours(ifindex, ids, tc, false);
+}
+
+int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids, const struct fg_tc_place *tc)
+{
+	int detached = 0;
+	__u32 id;
+
+	if (xdp_ours(ifindex, ids, true))
+		detached++;
+	if (tc_ours(ifindex, ids, tc, true))
+		detached++;
+	id = fg_find_attached(ifindex, ids, tc);
+	if (id) {
+		pr_warn("Error: floodgate's program %u is still attached to interface %u\n", id,
+			ifindex);
+		return -EBUSY;
+	}
+	return detached;
+}
+
+__u64 fg_netns_inode(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (__u64)st.st_ino;
+}
+
+void fg_test_die_at(const char *step)
+{
+	const char *want = getenv("FG_TEST_DIE_AT");
+
+	if (want && !strcmp(want, step))
+		_exit(137);
+}

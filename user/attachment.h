@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Finding floodgate's programs by what they are, not by what was recorded:
+ * a program is floodgate's when it uses one of the maps pinned in a pin
+ * folder (or, for an orphan whose pins are gone, by its name). A load that
+ * died between attaching and recording, or pins whose program is gone, are
+ * recognised this way and recovered without manual steps.
+ */
+#ifndef FG_ATTACHMENT_H
+#define FG_ATTACHMENT_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#define FG_MAX_PIN_IDS 32
+
+/* The ids of the maps pinned in one folder. n == 0 means "match by name":
+ * any program named as floodgate's (an orphan whose pins are gone). */
+struct fg_pin_ids {
+	__u32 ids[FG_MAX_PIN_IDS];
+	unsigned int n;
+};
+
+/* Where floodgate's tc filter is looked for (the recorded handle and
+ * priority, or the ones floodgate always uses). */
+struct fg_tc_place {
+	__u32 handle;
+	__u32 priority;
+	bool owns_qdisc; /* remove the clsact qdisc with the filter */
+};
+
+/* Reads the ids of every map pinned in pin_dir (a missing folder gives
+ * none). Returns 0 or a negative errno. */
+int fg_pin_ids_read(const char *pin_dir, struct fg_pin_ids *ids);
+
+/* Does program `prog_id` use one of the maps (or, with none, bear the name
+ * of floodgate's programs)? */
+bool fg_prog_is_ours(__u32 prog_id, const struct fg_pin_ids *ids);
+
+/* The id of a program anywhere on the system (any interface, any network
+ * namespace) that uses one of the maps, or 0. */
+__u32 fg_pins_in_use(const struct fg_pin_ids *ids);
+
+/* The id of floodgate's program attached to ifindex, at XDP or at tc
+ * ingress in `tc`, or 0. */
+__u32 fg_find_attached(unsigned int ifindex, const struct fg_pin_ids *ids,
+		       const struct fg_tc_place *tc);
+
+/* Detaches every program of ours from ifindex (XDP, and tc at `tc`), then
+ * checks that none remains. Returns how many were detached, or a negative
+ * errno (-EBUSY: one is still attached). */
+int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids,
+		   const struct fg_tc_place *tc);
+
+/* The inode of this process's network namespace (0 if unknown). */
+__u64 fg_netns_inode(void);
+
+/* Test-only: with FG_TEST_DIE_AT=STEP in the environment, the process
+ * _exit(137)s at the step of that name, as `kill -9` would. Inert without
+ * the variable. */
+void fg_test_die_at(const char *step);
+
+#endif /* FG_ATTACHMENT_H */
