@@ -850,8 +850,8 @@ static int run_raw(int prog_fd, const uint8_t *buf, size_t len)
  * frame is a one-field edit of a good one, which passes (the control). */
 static void test_bad_ip_headers_are_malformed(void **state)
 {
-	struct floodgate_bpf *skel =
-		load_with("malformed = drop\n[policy all]\nmatch = any\nrate = 1/s\nburst = 1000\n");
+	struct floodgate_bpf *skel = load_with(
+		"malformed = drop\n[policy all]\nmatch = any\nrate = 1/s\nburst = 1000\n");
 	int xdp = bpf_program__fd(skel->progs.fg_xdp);
 	const struct pkt_spec v4 = udp_a;
 	const struct pkt_spec v6 = {
