@@ -78,7 +78,7 @@ mutant ip-version-unchecked bpf/floodgate.bpf.c '^test_prog$' \
 	'if (iph->version != 4 || ihl_bytes < sizeof(*iph) ||' \
 	'if (ihl_bytes < sizeof(*iph) ||' \
 	"an IPv4 ethertype with another IP version is parsed as IPv4"
-mutant coarse-clock-stopped bpf/floodgate.bpf.c '^test_cli\.sh$' \
+mutant coarse-clock-stopped bpf/floodgate.bpf.c '^test_algorithms\.sh$' \
 	'return bpf_ktime_get_coarse_ns();' \
 	'return 1000000000ULL;' \
 	"clock = coarse reads a clock that never moves (the coarse branch is loaded and run)"
