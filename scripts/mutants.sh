@@ -66,10 +66,14 @@ mutant tc-ignores-verdict bpf/floodgate.bpf.c '^test_prog$|^test_cli\.sh$' \
 	'return TC_ACT_SHOT;' \
 	'return TC_ACT_OK;' \
 	"the tc program never drops"
-mutant tc-byte-cost-from-linear-data bpf/floodgate.bpf.c '^test_cli\.sh$' \
+mutant tc-byte-cost-ignores-skb-len bpf/floodgate.bpf.c '^test_cli\.sh$' \
 	'if (fg_process(data, data_end, skb->len) == FG_VERDICT_DROP)' \
-	'if (fg_process(data, data_end, data_end - data) == FG_VERDICT_DROP)' \
-	"tc charges byte limits by the pulled linear bytes, not skb->len"
+	'if (fg_process(data, data_end, 64) == FG_VERDICT_DROP)' \
+	"tc charges byte limits 64 bytes a frame, not skb->len"
+mutant load-lock-removed user/loader.c '^test_cli\.sh$' \
+	'if (fd < 0 || flock(fd, LOCK_EX)) {' \
+	'if (fd < 0) {' \
+	"state-changing commands no longer take the pin folder's flock"
 mutant ipv6-ext-bound-off-by-one bpf/floodgate.bpf.c '^test_prog$' \
 	'#define FG_IPV6_EXT_MAX 6' \
 	'#define FG_IPV6_EXT_MAX 5' \
