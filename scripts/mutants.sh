@@ -91,6 +91,11 @@ mutant new-source-budget-ignored bpf/floodgate.bpf.c '^test_prog$|^test_spoof\.s
 	'if (!budget || budget)' \
 	"the new-source budget always allows: a spoofed flood creates state freely"
 
+mutant ban-max-uncapped-by-default user/config.c '^test_prog$' \
+	'pol->ban_max_ns = pol->ban_ns;' \
+	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \
+	"without ban_max, repeat bans grow to 30 days instead of the first ban's length"
+
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0
 	[[ ",$FG_MUTANTS," == *",$1,"* ]]

@@ -996,6 +996,31 @@ static void test_bans_escalate(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* ban_max defaults to the first ban's length: with ban_factor = 3 and no
+ * ban_max, a repeat offence is banned for 10 s again, not 30 s. Catches a
+ * default of "no cap" (or of the 30-day maximum). */
+static void test_ban_max_defaults_to_first_ban(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = any\nper = src/24 src/64\n"
+					       "rate = 1/s\nburst = 2\naction = ban 10s\n"
+					       "ban_factor = 3\n");
+	struct pkt_spec a = udp_a;
+	struct fg_ban ban;
+	__u64 t = T0 + 10 * SEC;
+
+	(void)state;
+	assert_int_equal(xdp_passed(skel, T0, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.expires_ns, T0 + 10 * SEC);
+	/* expired, refilled, refused again: strike 2, still 10 s */
+	assert_int_equal(xdp_passed(skel, t, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.strikes, 2);
+	assert_int_equal(ban.duration_ns, 10 * SEC);
+	assert_int_equal(ban.expires_ns, t + 10 * SEC);
+	floodgate_bpf__destroy(skel);
+}
+
 /* 64 layers, the most a config may hold: a packet walks all of them, and
  * the last one's refusal still drops it. */
 static void test_sixty_four_layers(void **state)
@@ -1634,6 +1659,7 @@ int main(void)
 		cmocka_unit_test(test_bad_ip_headers_are_malformed),
 		cmocka_unit_test(test_allow_and_deny_lists),
 		cmocka_unit_test(test_bans_escalate),
+		cmocka_unit_test(test_ban_max_defaults_to_first_ban),
 		cmocka_unit_test(test_sixty_four_layers),
 		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_pinned_table_covers_every_map),
