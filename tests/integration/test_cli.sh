@@ -54,6 +54,14 @@ expect_exit 5 "unload when not loaded" "$FLOODGATE" unload fgA
 expect_exit 4 "load as a non-root user" setpriv --reuid=65534 --regid=65534 --clear-groups \
 	"$FLOODGATE" load fgA
 check "  ... says so" grep -q "must run as root" <<<"$LAST_ERR"
+expect_exit 4 "native XDP where there is none (lo)" "$FLOODGATE" load lo --mode native
+check "  ... says so" grep -q "no native XDP support" <<<"$LAST_ERR"
+check "  ... leaves no pins" test ! -e /sys/fs/bpf/floodgate/lo
+expect_exit 4 "run with a --metrics address that cannot be bound" \
+	timeout 10 "$FLOODGATE" run fgA --metrics 192.0.2.55:9100
+check "  ... says so" grep -q "cannot serve metrics on 192.0.2.55:9100" <<<"$LAST_ERR"
+check "  ... leaves nothing attached or pinned" bash -c \
+	"test ! -e $PIN && ! ip link show fgA | grep -q xdp"
 expect_exit 0 "check of the sample config" "$FLOODGATE" check -c "$REPO/floodgate.conf.sample"
 
 # pinned_state: what a failed command must not change.
