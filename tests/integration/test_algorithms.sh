@@ -44,6 +44,11 @@ rate = 100/100ms
 match = udp dport 13
 algorithm = sliding_window
 rate = 100/100ms
+[policy mon]
+match = udp dport 14
+rate = 1000/s
+burst = 200
+action = monitor
 CONF
 }
 
@@ -136,6 +141,31 @@ check "  ... attached in native mode" bash -c "ip -d link show fgA | grep -q 'xd
 run_algorithm leaky_bucket 11 precise
 run_algorithm fixed_window 12 precise
 run_algorithm sliding_window 13 precise
+
+# action = monitor through the real CLI: every frame reaches the stack, and
+# the would-drops are what a token bucket of 1000/s and 200 would refuse.
+# Catches a monitor that drops, or one that never counts a would-drop.
+count_sources 10.0.14.1 10.0.14.2 10.0.14.3 10.0.14.4
+out=$(flood --dst 10.200.0.1 --src 10.0.14.1+4 --dport 14 --rate 20000 --duration 0.5)
+received_all=0
+for i in 0 1 2 3; do received_all=$((received_all + $(received $i))); done
+check "monitor: every frame sent reached the stack ($received_all)" \
+	test "$received_all" -eq "$(json_get "$out" 'd["sent"]')"
+stats=$("$FLOODGATE" stats fgA --json)
+check "monitor: would_drop is sent minus the 4 buckets' bound" python3 - "$out" "$stats" <<'PY'
+import json, sys
+flood, stats = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+mon = next(p for p in stats["policies"] if p["name"] == "mon")
+elapsed = (flood["end_ns"] - flood["start_ns"]) / 1e9
+gap = flood["max_batch_ns"] / 1e9 + 64 / flood["rate"]
+admit_lo = 4 * (200 + 1000 * (elapsed - 2 * gap) - 1)
+admit_hi = 4 * (200 + 1000 * (elapsed + gap) + 1)
+lo, hi = flood["sent"] - admit_hi, flood["sent"] - admit_lo
+print(f"    monitor: would_drop {mon['would_drop_packets']}, expected {lo:.0f}..{hi:.0f}; "
+      f"passed {mon['passed_packets']} of {flood['sent']}")
+sys.exit(0 if lo <= mon["would_drop_packets"] <= hi and
+         mon["passed_packets"] == flood["sent"] and mon["dropped_packets"] == 0 else 1)
+PY
 expect_exit 0 "unload" "$FLOODGATE" unload fgA
 
 algorithms_conf coarse >"$WORK/coarse.conf"
