@@ -38,7 +38,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test test-kernels unit-test prog-test integration-test demo bench install clean format check-format
+.PHONY: all deps tests test mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format
 
 all: $(BUILD)/floodgate
 
@@ -135,6 +135,12 @@ test:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/run-tests.sh
+
+# Deliberate breakages, each of which the suite must catch (scripts/mutants.sh).
+mutants:
+	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)scripts/mutants.sh
 
 # The BPF tests on other kernels under qemu (tests/kernels/run.sh says which).
 test-kernels:

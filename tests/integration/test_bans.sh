@@ -24,10 +24,22 @@ CONF
 lab_up
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/ban.conf"
 
-# sent_and_received SRC-SPEC DST INDEX: floods 100 frames, prints what the
-# INDEX-th counted source received.
+# flood_100 SRC DST: sends 100 frames, and checks that all 100 left the
+# generator: a "nothing passed" check must not pass because nothing was sent.
 flood_100() {
-	flood --dst "$2" --src "$1" --count 100 >/dev/null
+	local out
+	out=$(flood --dst "$2" --src "$1" --count 100)
+	check "  (100 frames sent from $1)" \
+		test "$(json_get "$out" 'd["sent"] - abs(d["tx_dropped"])')" -eq 100
+}
+
+# time_left_near BANS PREFIX SECONDS: the time left that `bans` prints for
+# PREFIX lies within 60 s below SECONDS (the test's own run time), not
+# merely "some number followed by s" (0.0s would be a ban about to lapse).
+time_left_near() {
+	local left
+	left=$(sed -n "s|^${2//./\\.} \+\([0-9.]*\)s .*|\1|p" <<<"$1")
+	[ -n "$left" ] && python3 -c "import sys; sys.exit(0 if $3 - 60 < $left <= $3 else 1)"
 }
 
 # --- by hand --------------------------------------------------------------
@@ -42,6 +54,7 @@ bans=$("$FLOODGATE" bans fgA)
 echo "$bans" | sed 's/^/    /'
 check "bans lists the IPv4 ban with its time left" \
 	grep -qE '^10\.0\.5\.0/24 +[0-9.]+s +1 +\(by hand\)' <<<"$bans"
+check "  ... with about 1h left" time_left_near "$bans" 10.0.5.0/24 3600
 check "bans lists the IPv6 ban" grep -qE '^2001:db8:5::/48 +until unbanned' <<<"$bans"
 check "stats count the banned packets" test \
 	"$("$FLOODGATE" stats fgA --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["global"]["banned"])')" -eq 200
@@ -76,8 +89,16 @@ check "action = ban bans the IPv4 offender" \
 	grep -qE '^10\.0\.7\.1/32 +[0-9.]+s +1 +flood' <<<"$bans"
 check "action = ban bans the IPv6 offender's /64" \
 	grep -qE '^2001:db8:7::/64 +[0-9.]+s +1 +flood' <<<"$bans"
+check "  ... for about the policy's 1h" time_left_near "$bans" 10.0.7.1/32 3600
+check "  ... the /64 too" time_left_near "$bans" 2001:db8:7::/64 3600
 check "the offenders kept only their burst" \
 	test "$(received 2)" -eq 10 -a "$(received 3)" -eq 10
+# A ban the policy made can be lifted by hand like any other.
+expect_exit 0 "unban the policy-made IPv4 ban" "$FLOODGATE" unban fgA 10.0.7.1/32
+expect_exit 0 "unban the policy-made IPv6 ban" "$FLOODGATE" unban fgA 2001:db8:7::/64
+check "  ... bans no longer lists them as active" bash -c \
+	"! '$FLOODGATE' bans fgA | grep -qE '^(10\.0\.7\.1/32|2001:db8:7::/64) +[0-9.]+s'"
+expect_exit 5 "  ... and a second unban finds none" "$FLOODGATE" unban fgA 10.0.7.1/32
 
 # --- [allow] and [deny] ---------------------------------------------------
 count_sources 10.0.9.1 2001:db8:9::1 10.0.8.1 2001:db8:8::1

@@ -25,7 +25,15 @@ FLOOD_CHECK_OBJ=${FLOOD_CHECK_OBJ:-$ROOT/build/flood_check.bpf.o}
 PASSED=0
 FAILED=0
 
+# skip REASON: exits 77 only before any check ran; part-way (a checker that
+# stops loading after earlier cases) it is a failure, so that an exit 77
+# never drops the failures already counted.
 skip() {
+	if [ $((PASSED + FAILED)) -gt 0 ]; then
+		echo "not ok - cannot go on after $PASSED passed, $FAILED failed: $*"
+		echo "$PASSED passed, $((FAILED + 1)) failed"
+		exit 1
+	fi
 	echo "SKIP: $*"
 	echo "0 passed, 0 failed"
 	exit 77
@@ -102,6 +110,14 @@ fail() {
 
 expect_eq() { # NAME ACTUAL EXPECTED
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+expect_le() { # NAME ACTUAL MAX (integers)
+	if [ -n "$2" ] && [ "$2" -le "$3" ] 2>/dev/null; then
+		pass "$1"
+	else
+		fail "$1: got '$2', want <= $3"
+	fi
 }
 
 expect_ge() { # NAME ACTUAL MIN (integers)
@@ -219,6 +235,10 @@ expect_clean() { # NAME
 	expect_eq "$n: payload all zeros" "${R[c_bad_payload]}" 0
 	expect_eq "$n: every source fitted in the checker's table" "${R[c_sources_full]}" 0
 	expect_ge "$n: first frame arrived after start_ns" "${R[c_first_ns]}" "${R[f_start_ns]}"
+	# end_ns anchors every rate test's upper bound (burst + rate x
+	# elapsed): a frame that arrives after it would make those bounds
+	# too tight, and a generator that stamps end_ns early would pass.
+	expect_le "$n: last frame arrived by end_ns" "${R[c_last_ns]}" "${R[f_end_ns]}"
 }
 
 expect_flow() { # NAME DMAC SMAC FAMILY PROTO SPORT DPORT COUNT
@@ -420,9 +440,16 @@ stack_case() { # NAME RECEIVED-COUNTERS CSUM-ERROR-COUNTERS -- ARGS...
 	done
 	timeout 60 "$FLOOD_GEN" --dev fgA --count 500 "$@" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
-	sleep 0.3 # let the backlog drain
-	for k in $recv; do
-		total=$((total + $(snmp "$k") - before[$k]))
+	# The stack may still be draining the backlog: poll (up to 5 s) until
+	# the 500 frames are counted, then check that it is exactly 500.
+	local deadline=$((SECONDS + 5))
+	while :; do
+		total=0
+		for k in $recv; do
+			total=$((total + $(snmp "$k") - before[$k]))
+		done
+		[ "$total" -ge 500 ] || [ "$SECONDS" -ge "$deadline" ] && break
+		sleep 0.02
 	done
 	for k in $errs; do
 		bad=$((bad + $(snmp "$k") - before[$k]))
@@ -449,7 +476,9 @@ if command -v ethtool >/dev/null 2>&1 && ethtool -K fgB gro on 2>/dev/null; then
 	ip addr flush dev fgB
 	sysctl -qw net.ipv6.conf.fgB.disable_ipv6=1
 else
-	echo "# skipped the kernel stack cases: cannot turn GRO on for fgB"
+	# GRO is how a veth without XDP accepts XDP_TX'd frames; without it
+	# these cases would vanish silently, so their absence is a failure.
+	fail "stack: cannot turn GRO on for fgB, the kernel stack cases did not run"
 fi
 
 # ---- bad usage -------------------------------------------------------------
@@ -489,7 +518,11 @@ fi
 # A veth whose peer is in another namespace: no default destination MAC.
 unshare -n sleep 60 &
 HELPER_PID=$!
-sleep 0.2
+# Wait until unshare has made the helper's namespace (not a fixed sleep).
+for _ in $(seq 100); do
+	[ "$(readlink /proc/$HELPER_PID/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+	sleep 0.02
+done
 if ip link add fgC type veth peer name fgD && ip link set fgD netns "$HELPER_PID"; then
 	ip link set fgC up
 	usage_case "peer elsewhere needs --dst-mac" "need --dst-mac" --dev fgC --dst 10.0.0.2 --count 1

@@ -387,13 +387,21 @@ static void test_monitor_passes_and_counts(void **state)
 		.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 53, .pad = 20};
 	struct fg_policy_stats s;
 
-	assert_int_equal(xdp_passed(skel, T0, &dns, 6), 6);
+	/* 12 packets: the monitor layer (burst 2) refuses 10 but passes them
+	 * on, and the walk goes on to the default layer (burst 10), which drops
+	 * 2. A monitor that ended the walk with PASS would pass all 12; one
+	 * that dropped would pass 2. */
+	assert_int_equal(xdp_passed(skel, T0, &dns, 12), 10);
 	s = policy_stats(skel, P_DNS);
-	assert_int_equal(s.matched_packets, 6);
-	assert_int_equal(s.passed_packets, 6);
-	assert_int_equal(s.would_drop_packets, 4);
+	assert_int_equal(s.matched_packets, 12);
+	assert_int_equal(s.passed_packets, 12);
+	assert_int_equal(s.would_drop_packets, 10);
 	assert_int_equal(s.dropped_packets, 0);
-	assert_int_equal(s.would_drop_bytes, 4 * (14 + 20 + 8 + 20));
+	assert_int_equal(s.would_drop_bytes, 10 * (14 + 20 + 8 + 20));
+	s = policy_stats(skel, P_DEFAULT);
+	assert_int_equal(s.matched_packets, 12);
+	assert_int_equal(s.dropped_packets, 2);
+	assert_int_equal(s.would_drop_packets, 0);
 }
 
 static void test_global_key_and_fragments(void **state)
@@ -785,7 +793,7 @@ static void test_ipv6_extension_headers(void **state)
 			       .dport = 9,
 			       .n_ext = 2,
 			       .ext = {0, 60}};
-	struct pkt_spec four = two, later = two, seven = two;
+	struct pkt_spec four = two, later = two, six = two, seven = two;
 	size_t cut[] = {14 + 40 + 1, 14 + 40 + 8 + 1, 14 + 40 + 16 + 7};
 	size_t i;
 
@@ -797,6 +805,9 @@ static void test_ipv6_extension_headers(void **state)
 	later.n_ext = 1;
 	later.ext[0] = 44;
 	later.ext_frag = 100 << 3;
+	six.src = "2001:db8:0:6::6";
+	six.n_ext = 6;
+	memcpy(six.ext, (uint8_t[]){0, 60, 43, 60, 60, 60}, 6);
 	seven.n_ext = 7;
 	memcpy(seven.ext, (uint8_t[]){0, 60, 60, 60, 60, 60, 60}, 7);
 	skel->bss->fg_test_now_ns = T0;
@@ -808,6 +819,11 @@ static void test_ipv6_extension_headers(void **state)
 	assert_int_equal(xdp_passed(skel, T0, &later, 3), 3);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 6);
 	assert_int_equal(policy_stats(skel, 1).matched_packets, 2 + 3);
+	/* exactly 6 headers, the walk's bound, still reach the port: a bound
+	 * off by one (5) would call them malformed and pass none */
+	assert_int_equal(xdp_passed(skel, T0, &six, 3), 1);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 6 + 3);
+	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 0);
 	/* a chain longer than the walk's bound (6) is malformed (drop here) */
 	assert_int_equal(xdp_passed(skel, T0, &seven, 2), 0);
 	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 2);
@@ -815,6 +831,61 @@ static void test_ipv6_extension_headers(void **state)
 	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
 		assert_int_equal(run_prog(xdp, &two, cut[i]), XDP_DROP);
 	assert_int_equal(global_stats(skel).malformed, 2 + 3);
+	floodgate_bpf__destroy(skel);
+}
+
+/* Runs a raw frame through a program and returns its verdict. */
+static int run_raw(int prog_fd, const uint8_t *buf, size_t len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .data_size_in = len, .repeat = 1);
+
+	assert_int_equal(bpf_prog_test_run_opts(prog_fd, &opts), 0);
+	return opts.retval;
+}
+
+/* IP headers whose version disagrees with the ethertype, or whose total
+ * length is below their own header length, are malformed (dropped under
+ * malformed = drop, and counted). A parser that trusted the ethertype alone
+ * or read ports past a too-short total length would pass them. Each bad
+ * frame is a one-field edit of a good one, which passes (the control). */
+static void test_bad_ip_headers_are_malformed(void **state)
+{
+	struct floodgate_bpf *skel = load_with(
+		"malformed = drop\n[policy all]\nmatch = any\nrate = 1/s\nburst = 1000\n");
+	int xdp = bpf_program__fd(skel->progs.fg_xdp);
+	const struct pkt_spec v4 = udp_a;
+	const struct pkt_spec v6 = {
+		.family = 6, .src = "2001:db8::7", .proto = IPPROTO_UDP, .dport = 9};
+	uint8_t buf[1600];
+	size_t len;
+	int version;
+
+	(void)state;
+	skel->bss->fg_test_now_ns = T0;
+	len = build_packet(buf, &v4);
+	assert_int_equal(run_raw(xdp, buf, len), XDP_PASS);
+	len = build_packet(buf, &v6);
+	assert_int_equal(run_raw(xdp, buf, len), XDP_PASS);
+	assert_int_equal(global_stats(skel).malformed, 0);
+	/* versions 0, 5, 6, 15 behind an IPv4 ethertype */
+	for (version = 0; version < 16; version += 5) {
+		len = build_packet(buf, &v4);
+		buf[14] = (uint8_t)(version == 4 ? 6 << 4 : version << 4) | 5;
+		assert_int_equal(run_raw(xdp, buf, len), XDP_DROP);
+	}
+	/* version 4 behind an IPv6 ethertype */
+	len = build_packet(buf, &v6);
+	buf[14] = 4 << 4;
+	assert_int_equal(run_raw(xdp, buf, len), XDP_DROP);
+	/* total length 19, below IHL's 20 bytes (and 0) */
+	len = build_packet(buf, &v4);
+	buf[14 + 2] = 0;
+	buf[14 + 3] = 19;
+	assert_int_equal(run_raw(xdp, buf, len), XDP_DROP);
+	buf[14 + 3] = 0;
+	assert_int_equal(run_raw(xdp, buf, len), XDP_DROP);
+	assert_int_equal(global_stats(skel).malformed, 4 + 1 + 2);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 2);
 	floodgate_bpf__destroy(skel);
 }
 
@@ -925,6 +996,31 @@ static void test_bans_escalate(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* ban_max defaults to the first ban's length: with ban_factor = 3 and no
+ * ban_max, a repeat offence is banned for 10 s again, not 30 s. Catches a
+ * default of "no cap" (or of the 30-day maximum). */
+static void test_ban_max_defaults_to_first_ban(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = any\nper = src/24 src/64\n"
+					       "rate = 1/s\nburst = 2\naction = ban 10s\n"
+					       "ban_factor = 3\n");
+	struct pkt_spec a = udp_a;
+	struct fg_ban ban;
+	__u64 t = T0 + 10 * SEC;
+
+	(void)state;
+	assert_int_equal(xdp_passed(skel, T0, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.expires_ns, T0 + 10 * SEC);
+	/* expired, refilled, refused again: strike 2, still 10 s */
+	assert_int_equal(xdp_passed(skel, t, &a, 3), 2);
+	ban = ban_of(skel, 4, "10.0.0.0", 24);
+	assert_int_equal(ban.strikes, 2);
+	assert_int_equal(ban.duration_ns, 10 * SEC);
+	assert_int_equal(ban.expires_ns, t + 10 * SEC);
+	floodgate_bpf__destroy(skel);
+}
+
 /* 64 layers, the most a config may hold: a packet walks all of them, and
  * the last one's refusal still drops it. */
 static void test_sixty_four_layers(void **state)
@@ -949,19 +1045,21 @@ static void test_sixty_four_layers(void **state)
  * overflow bucket, and known sources keep their own. */
 static void test_new_source_budget(void **state)
 {
-	struct floodgate_bpf *skel = load_with("new_sources = 1000/s\nnew_sources_burst = 4\n"
-					       "[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n");
 	struct pkt_spec known = udp_a, spoofed = udp_a;
-	int ncpus = libbpf_num_possible_cpus(), own, i, passed = 0;
-	char addr[32];
+	int ncpus = libbpf_num_possible_cpus(), i, passed = 0;
+	struct floodgate_bpf *skel;
+	char addr[32], config[256];
 	cpu_set_t one, all;
 
 	(void)state;
-	if (ncpus > 4)
-		skip();
-	/* The budget is per CPU: each gets 1000/ncpus new sources a second and
-	 * a burst of 4/ncpus. Stay on one CPU. */
-	own = 4 / ncpus;
+	/* The budget is per CPU: each gets rate/ncpus and burst/ncpus. Scale
+	 * both by ncpus so that this CPU's share is 1000/s with a burst of 4
+	 * whatever the machine's possible-CPU count (no skip past 4 CPUs). */
+	snprintf(config, sizeof(config),
+		 "new_sources = %d/s\nnew_sources_burst = %d\n"
+		 "[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n",
+		 1000 * ncpus, 4 * ncpus);
+	skel = load_with(config);
 	sched_getaffinity(0, sizeof(all), &all);
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
@@ -971,18 +1069,18 @@ static void test_new_source_budget(void **state)
 		snprintf(addr, sizeof(addr), "10.7.0.%d", i + 1);
 		passed += xdp_passed(skel, T0, &spoofed, 1);
 	}
-	/* `own` sources got their own state; the rest met the shared bucket
-	 * of 3 (created once, unbudgeted) */
-	assert_int_equal(global_stats(skel).sources_created, own + 1);
-	assert_int_equal(global_stats(skel).budget_overflow, 10 - own);
-	assert_int_equal(passed, own + 3);
+	/* 4 sources got their own state; the rest met the shared bucket of 3
+	 * (created once, unbudgeted) */
+	assert_int_equal(global_stats(skel).sources_created, 4 + 1);
+	assert_int_equal(global_stats(skel).budget_overflow, 10 - 4);
+	assert_int_equal(passed, 4 + 3);
 	/* a source with state keeps its own bucket during the flood */
 	known.src = "10.7.0.1";
 	assert_int_equal(xdp_passed(skel, T0, &known, 5), 2);
-	/* the budget refills, one new source per ncpus ms on this CPU */
+	/* the budget refills, one new source per ms on this CPU */
 	snprintf(addr, sizeof(addr), "10.7.1.1");
-	assert_int_equal(xdp_passed(skel, T0 + ncpus * MS, &spoofed, 5), 3);
-	assert_int_equal(global_stats(skel).sources_created, own + 1 + 1);
+	assert_int_equal(xdp_passed(skel, T0 + MS, &spoofed, 5), 3);
+	assert_int_equal(global_stats(skel).sources_created, 4 + 1 + 1);
 	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
@@ -1422,8 +1520,10 @@ static const char concurrency_config[] = "[policy one]\nmatch = any\nrate = 1000
 
 static void skip_unless_two_cpus(void)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("skip: the two-CPU tests need two online CPUs\n");
 		skip();
+	}
 }
 
 static void test_two_cpus_frozen_clock_exact(void **state)
@@ -1501,24 +1601,36 @@ static void test_two_cpus_real_clock_bounded(void **state)
 }
 
 /* The same flood against the deliberately naive read-modify-write must
- * overshoot: this is what shows the exactness test can fail. */
+ * overshoot: this is what shows the exactness tests can fail. It covers the
+ * lock-free word (token_bucket, CAS) and a lock-striped algorithm
+ * (sliding_window): with fg_lock_for returning NULL, the locked algorithms
+ * would run this unlocked path and overshoot the same way. */
 static void test_two_cpus_naive_update_overshoots(void **state)
 {
-	__u64 passed = 0;
-	int attempt;
+	static const char *const configs[] = {
+		concurrency_config,
+		"[policy a]\nmatch = any\nalgorithm = sliding_window\nrate = 100000/s\n",
+	};
+	size_t c;
 
 	(void)state;
 	skip_unless_two_cpus();
-	for (attempt = 0; attempt < 5 && passed <= 100000; attempt++) {
-		struct floodgate_bpf *skel = load_skel_with(concurrency_config, true, true);
+	for (c = 0; c < sizeof(configs) / sizeof(configs[0]); c++) {
+		__u64 passed = 0;
+		int attempt;
 
-		assert_non_null(skel);
-		skel->bss->fg_test_now_ns = T0;
-		passed = flood_two_cpus(skel, 100000, 10, NULL);
-		floodgate_bpf__destroy(skel);
+		for (attempt = 0; attempt < 5 && passed <= 100000; attempt++) {
+			struct floodgate_bpf *skel = load_skel_with(configs[c], true, true);
+
+			assert_non_null(skel);
+			skel->bss->fg_test_now_ns = T0;
+			passed = flood_two_cpus(skel, 100000, 10, NULL);
+			floodgate_bpf__destroy(skel);
+		}
+		printf("two CPUs, naive update, case %zu: admitted %llu, limit 100000\n", c,
+		       (unsigned long long)passed);
+		assert_true(passed > 100000);
 	}
-	printf("two CPUs, naive update: admitted %llu, limit 100000\n", (unsigned long long)passed);
-	assert_true(passed > 100000);
 }
 
 int main(void)
@@ -1544,8 +1656,10 @@ int main(void)
 		cmocka_unit_test(test_sport_syn_and_port_keys),
 		cmocka_unit_test(test_ipv6_extension_headers),
 		cmocka_unit_test(test_ipv4_options),
+		cmocka_unit_test(test_bad_ip_headers_are_malformed),
 		cmocka_unit_test(test_allow_and_deny_lists),
 		cmocka_unit_test(test_bans_escalate),
+		cmocka_unit_test(test_ban_max_defaults_to_first_ban),
 		cmocka_unit_test(test_sixty_four_layers),
 		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_pinned_table_covers_every_map),

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# `make mutants`: proves the test suite can fail. Each mutant is one
+# deliberate breakage of the datapath or the loader (an exact text edit),
+# applied to a scratch copy of this tree in /tmp (tracked files as they are
+# in the working tree, plus build/ so that only what the edit touches is
+# rebuilt). The copy is built and the suites that cover the broken
+# behaviour are run there (scripts/run-tests.sh with FG_SUITES, stopping
+# at the first failing suite). Every mutant must make them FAIL: a mutant
+# that survives means a claim no test checks. Not part of `make test`.
+#
+# Each mutant runs a subset of `make test` (its suites, listed below), so
+# "caught" means `make test` fails too; a survivor is reported with the
+# suites it passed.
+#
+#   FG_MUTANTS=NAME,NAME   run only these mutants (default: all)
+#   FG_MUTANTS_LOCK=PATH   run each mutant's suites under `flock PATH` (the
+#                          machine's shared lock for traffic-sending tests)
+#   FG_MUTANTS_KEEP=1      keep the scratch copies (their paths are printed)
+#
+# Exit status: 0 every mutant caught, 1 a mutant survived or could not be
+# applied or built.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+
+# mutant NAME FILE SUITES-REGEX OLD NEW WHAT: OLD must occur exactly once.
+NAMES=() FILES=() SUITES=() OLDS=() NEWS=() WHATS=()
+mutant() {
+	NAMES+=("$1") FILES+=("$2") SUITES+=("$3") OLDS+=("$4") NEWS+=("$5") WHATS+=("$6")
+}
+
+mutant verdicts-inverted bpf/floodgate.bpf.c '^test_prog$' \
+	'if (fg_process(data, data_end, pkt_len) == FG_VERDICT_DROP)' \
+	'if (fg_process(data, data_end, pkt_len) != FG_VERDICT_DROP)' \
+	"XDP drops what it should pass and passes what it should drop"
+mutant burst-doubled user/policy.c '^test_prog$' \
+	'fg_gcra_params_init(&params->token_bucket, count, period, burst, pc->bytes)' \
+	'fg_gcra_params_init(&params->token_bucket, count, period, 2 * burst, pc->bytes)' \
+	"the loader compiles every token_bucket with twice its burst"
+mutant lock-removed bpf/floodgate.bpf.c '^test_prog$' \
+	'return stripe ? &stripe->lock : NULL;' \
+	'return stripe ? NULL : NULL;' \
+	"fg_lock_for returns NULL: sliding_window and sliding_log run unlocked"
+mutant reload-resets-state user/pinned.c '^test_prog$|^test_reload\.sh$' \
+	'if (!state_kept(&old->policies[i], next))' \
+	'if (1 || !state_kept(&old->policies[i], next))' \
+	"a reload reclaims the state of every policy, kept ones included"
+mutant deny-ignored bpf/floodgate.bpf.c '^test_prog$|^test_bans\.sh$' \
+	'if (access == FG_ACCESS_DENY) {' \
+	'if (0 && access == FG_ACCESS_DENY) {' \
+	"the [deny] list is never consulted"
+mutant vlan-not-walked bpf/floodgate.bpf.c '^test_prog$|^test_framing\.sh$' \
+	'for (i = 0; i < FG_VLAN_MAX; i++) {' \
+	'for (i = 0; i < 1; i++) {' \
+	"only the outer VLAN tag is walked: QinQ frames look like a tag stack overflow"
+mutant expired-ban-honoured bpf/floodgate.bpf.c '^test_prog$|^test_bans\.sh$' \
+	'if (now < ban->expires_ns)' \
+	'if (now < ban->expires_ns + 3600000000000ULL)' \
+	"a ban is honoured an hour past its expiry"
+mutant monitor-drops bpf/floodgate.bpf.c '^test_prog$' \
+	'if (policy->action == FG_ACTION_MONITOR) {' \
+	'if (0 && policy->action == FG_ACTION_MONITOR) {' \
+	"action = monitor drops instead of counting a would-drop"
+mutant tc-ignores-verdict bpf/floodgate.bpf.c '^test_prog$|^test_cli\.sh$' \
+	'return TC_ACT_SHOT;' \
+	'return TC_ACT_OK;' \
+	"the tc program never drops"
+mutant tc-byte-cost-ignores-skb-len bpf/floodgate.bpf.c '^test_cli\.sh$' \
+	'if (fg_process(data, data_end, skb->len) == FG_VERDICT_DROP)' \
+	'if (fg_process(data, data_end, 64) == FG_VERDICT_DROP)' \
+	"tc charges byte limits 64 bytes a frame, not skb->len"
+mutant load-lock-removed user/loader.c '^test_cli\.sh$' \
+	'if (fd < 0 || flock(fd, LOCK_EX)) {' \
+	'if (fd < 0) {' \
+	"state-changing commands no longer take the pin folder's flock"
+mutant ipv6-ext-bound-off-by-one bpf/floodgate.bpf.c '^test_prog$' \
+	'#define FG_IPV6_EXT_MAX 6' \
+	'#define FG_IPV6_EXT_MAX 5' \
+	"a chain of exactly 6 IPv6 extension headers is called malformed"
+mutant ip-version-unchecked bpf/floodgate.bpf.c '^test_prog$' \
+	'if (iph->version != 4 || ihl_bytes < sizeof(*iph) ||' \
+	'if (ihl_bytes < sizeof(*iph) ||' \
+	"an IPv4 ethertype with another IP version is parsed as IPv4"
+mutant coarse-clock-stopped bpf/floodgate.bpf.c '^test_algorithms\.sh$' \
+	'return bpf_ktime_get_coarse_ns();' \
+	'return 1000000000ULL;' \
+	"clock = coarse reads a clock that never moves (the coarse branch is loaded and run)"
+mutant new-source-budget-ignored bpf/floodgate.bpf.c '^test_prog$|^test_spoof\.sh$' \
+	'if (!budget || !budget->gcra.interval_fp)' \
+	'if (!budget || budget)' \
+	"the new-source budget always allows: a spoofed flood creates state freely"
+
+mutant ban-max-uncapped-by-default user/config.c '^test_prog$' \
+	'pol->ban_max_ns = pol->ban_ns;' \
+	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \
+	"without ban_max, repeat bans grow to 30 days instead of the first ban's length"
+
+selected() {
+	[ -z "${FG_MUTANTS:-}" ] && return 0
+	[[ ",$FG_MUTANTS," == *",$1,"* ]]
+}
+
+# apply FILE OLD NEW: replaces the one occurrence of OLD.
+apply() {
+	python3 - "$@" <<'PY'
+import sys
+path, old, new = sys.argv[1:4]
+text = open(path).read()
+n = text.count(old)
+if n != 1:
+    sys.exit(f"the text to mutate occurs {n} times in {path}, not once")
+open(path, "w").write(text.replace(old, new))
+PY
+}
+
+# scratch_copy DIR: the working tree's tracked files and build/.
+scratch_copy() {
+	git ls-files -z | xargs -0 cp -a --parents -t "$1" 2>/dev/null
+	[ -d build ] && cp -a build "$1/"
+	# mtimes from cp -a: only the mutated file and what depends on it rebuild
+	return 0
+}
+
+run_suites() {
+	if [ -n "${FG_MUTANTS_LOCK:-}" ]; then
+		flock "$FG_MUTANTS_LOCK" "$@"
+	else
+		"$@"
+	fi
+}
+
+caught=() survived=() broken=()
+for i in "${!NAMES[@]}"; do
+	name=${NAMES[$i]}
+	selected "$name" || continue
+	dir=$(mktemp -d /tmp/fg-mutant-"$name".XXXXXX)
+	echo "=== mutant $name: ${WHATS[$i]}"
+	echo "    ${FILES[$i]}; suites: ${SUITES[$i]}"
+	scratch_copy "$dir"
+	if ! (cd "$dir" && apply "${FILES[$i]}" "${OLDS[$i]}" "${NEWS[$i]}"); then
+		broken+=("$name (cannot apply)")
+	elif ! make -C "$dir" --no-print-directory tests >"$dir/build.log" 2>&1; then
+		tail -n 20 "$dir/build.log"
+		broken+=("$name (does not build)")
+	else
+		run_suites env -u CI FG_STRICT=0 FG_FAIL_FAST=1 FG_SUITES="${SUITES[$i]}" \
+			"$dir/scripts/run-tests.sh" >"$dir/run.log" 2>&1
+		rc=$?
+		by=$(sed -n 's/^FAILED: \(.*\)$/\1/p' "$dir/run.log" | tr '\n' ' ')
+		if [ "$rc" -ne 0 ] && [ -n "$by" ]; then
+			caught+=("$name: caught by $by")
+			grep -E '^(FAIL|not ok|\[  FAILED  \]|\[  ERROR   \]|.*: Failure!)' "$dir/run.log" |
+				head -n 3 | sed 's/^/    /'
+			echo "--- $name: CAUGHT by $by"
+		else
+			survived+=("$name: $(tail -n 1 "$dir/run.log")")
+			echo "--- $name: SURVIVED ($(tail -n 1 "$dir/run.log"))"
+		fi
+	fi
+	if [ "${FG_MUTANTS_KEEP:-0}" = 1 ]; then
+		echo "    kept: $dir"
+	else
+		rm -rf "$dir"
+	fi
+done
+
+echo
+for c in "${caught[@]}"; do echo "CAUGHT:   $c"; done
+for s in "${survived[@]}"; do echo "SURVIVED: $s"; done
+for b in "${broken[@]}"; do echo "BROKEN:   $b"; done
+echo "mutants: ${#caught[@]} caught, ${#survived[@]} survived, ${#broken[@]} not applied"
+[ "${#survived[@]}" -eq 0 ] && [ "${#broken[@]}" -eq 0 ]
