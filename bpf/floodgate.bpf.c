@@ -412,11 +412,24 @@ static __always_inline __u64 fg_port_mask(void *map, __u32 slot, __u16 port)
 	return mask ? *mask : 0;
 }
 
+/* The frame-length class of `match = ... size` (see FG_SIZE_CLASSES). */
+static __always_inline __u32 fg_size_class(__u64 pkt_len)
+{
+	__u32 size_class = pkt_len >> FG_SIZE_CLASS_SHIFT < FG_SIZE_CLASSES
+				   ? (__u32)(pkt_len >> FG_SIZE_CLASS_SHIFT)
+				   : FG_SIZE_CLASSES - 1;
+
+	/* The mask changes nothing but gives the verifier its bound, which
+	 * clang's reordering of the clamp would otherwise lose. */
+	asm volatile("" : "+r"(size_class));
+	return size_class & (FG_SIZE_CLASSES - 1);
+}
+
 /* Bitmask of the policies whose match fits the packet. */
 static __always_inline __u64 fg_match(const struct fg_policy_set *set, __u32 slot,
-				      const struct fg_packet *pkt)
+				      const struct fg_packet *pkt, __u64 pkt_len)
 {
-	__u64 candidates = set->proto_match[pkt->proto];
+	__u64 candidates = set->proto_match[pkt->proto] & set->size_match[fg_size_class(pkt_len)];
 
 	if (pkt->has_ports) {
 		candidates &= fg_port_mask(&dport_match, slot, pkt->dport);
@@ -973,7 +986,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	}
 	gstats->parsed++;
 
-	candidates = fg_match(set, slot, &pkt);
+	candidates = fg_match(set, slot, &pkt, pkt_len);
 	if (!candidates) {
 		gstats->unmatched++;
 		return FG_VERDICT_PASS;
