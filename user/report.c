@@ -121,13 +121,9 @@ static void print_occupancy(struct fg_pinned *pinned)
 int fg_still_attached(const struct fg_runtime *rt)
 {
 	if (rt->hook == FG_HOOK_XDP) {
-		LIBBPF_OPTS(bpf_xdp_query_opts, query);
-
-		if (bpf_xdp_query(rt->ifindex, 0, &query))
-			return 0;
-		/* Through libxdp's dispatcher the attached id is the
-		 * dispatcher's; our program is one of its components. */
-		return query.prog_id != 0;
+		/* By id: any other XDP program on the interface is not ours
+		 * (through libxdp's dispatcher, ours is one of its programs). */
+		return fg_xdp_holds(rt->ifindex, rt->prog_id);
 	} else {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = rt->ifindex,
 			    .attach_point = BPF_TC_INGRESS);
@@ -142,7 +138,8 @@ static int status_one(const char *ifname)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_policy_set *set = malloc(sizeof(*set));
-	char pin_dir[PATH_MAX], rate[64], per[32];
+	char pin_dir[PATH_MAX], rate[64], per[48];
+	bool attached;
 	__u32 i;
 	int err;
 
@@ -159,8 +156,8 @@ static int status_one(const char *ifname)
 	printf("%s: %s", ifname, pinned.rt.hook == FG_HOOK_XDP ? "xdp" : "tc ingress");
 	if (pinned.rt.hook == FG_HOOK_XDP)
 		printf(" (%s)", pinned.rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native");
-	printf(", program id %u, %s\n", pinned.rt.prog_id,
-	       fg_still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
+	attached = fg_still_attached(&pinned.rt);
+	printf(", program id %u, %s\n", pinned.rt.prog_id, attached ? "attached" : "NOT ATTACHED");
 	if (pinned.rt.hook == FG_HOOK_XDP) {
 		char sharing[160];
 
@@ -173,29 +170,36 @@ static int status_one(const char *ifname)
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)pinned.rt.generation,
 	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");
-	printf("  %-20s %-15s %-16s %-12s %-16s %s\n", "POLICY", "ALGORITHM", "RATE", "BURST",
+	printf("  %-20s %-15s %-16s %-12s %-26s %s\n", "POLICY", "ALGORITHM", "RATE", "BURST",
 	       "PER", "ACTION");
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
 		const struct fg_policy *p = &set->policies[i];
 		__u64 burst = fg_format_rate(p, rate, sizeof(rate));
 
+		const char *dport = p->flags & FG_POLICY_KEY_DPORT ? "+dport" : "";
+
 		if (p->key_kind == FG_KEY_GLOBAL)
 			snprintf(per, sizeof(per), "global");
 		else
-			snprintf(per, sizeof(per), "src/%u src/%u", p->prefix_v4, p->prefix_v6);
-		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-16s %s\n", p->name,
+			snprintf(per, sizeof(per), "src/%u%s src/%u%s", p->prefix_v4, dport,
+				 p->prefix_v6, dport);
+		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-26s %s\n", p->name,
 		       fg_algorithm_name(p->algorithm), rate, (uint64_t)burst, per,
 		       fg_action_name(p->action));
 	}
+	if (!attached)
+		printf("  floodgate's program %u is not attached to %s: run 'floodgate unload %s', "
+		       "then load it again\n",
+		       pinned.rt.prog_id, ifname, ifname);
 	fg_pinned_close(&pinned);
 	free(set);
-	return FG_EXIT_OK;
+	return attached ? FG_EXIT_OK : FG_EXIT_STATE;
 }
 
 int fg_cmd_status(const char *ifname)
 {
 	struct dirent *entry;
-	int ret = FG_EXIT_OK, shown = 0;
+	int ret = FG_EXIT_OK, shown = 0, err;
 	char pin_dir[PATH_MAX];
 	DIR *dir;
 
@@ -213,8 +217,9 @@ int fg_cmd_status(const char *ifname)
 			continue;
 		if (shown++)
 			printf("\n");
-		if (status_one(entry->d_name))
-			ret = FG_EXIT_FAILURE;
+		err = status_one(entry->d_name);
+		if (err && ret != FG_EXIT_FAILURE)
+			ret = err; /* a failure to read outranks NOT ATTACHED */
 	}
 	if (dir)
 		closedir(dir);
@@ -315,6 +320,7 @@ int fg_cmd_stats(const char *ifname, bool json)
 	int err, ret;
 
 	if (!ps || !set) {
+		pr_warn("Error: out of memory reading the counters of %s\n", ifname);
 		ret = FG_EXIT_FAILURE;
 		goto out;
 	}

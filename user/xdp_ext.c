@@ -78,6 +78,26 @@ int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsign
 	return 0;
 }
 
+bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog;
+	bool ours = false;
+
+	if (libxdp_get_error(mp))
+		return false;
+	if (xdp_multiprog__is_legacy(mp)) {
+		prog = xdp_multiprog__main_prog(mp);
+		ours = prog && xdp_program__id(prog) == prog_id;
+	} else {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog && !ours;
+		     prog = xdp_multiprog__next_prog(prog, mp))
+			ours = xdp_program__id(prog) == prog_id;
+	}
+	xdp_multiprog__close(mp);
+	return ours;
+}
+
 void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);

@@ -24,4 +24,8 @@ int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsign
  * libxdp's dispatcher beside others, or alone. */
 void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len);
 
+/* Is program `prog_id` attached to the interface, alone or as one of the
+ * programs of libxdp's dispatcher? Another XDP program there is not ours. */
+bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id);
+
 #endif /* FG_XDP_EXT_H */
