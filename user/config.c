@@ -1095,7 +1095,12 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	p.err = err;
 	p.cfg = cfg;
 
-	copy = strdup(text ? text : "");
+	text = text ? text : "";
+	/* A UTF-8 byte-order mark, which some Windows editors write, is
+	 * not part of the first line. */
+	if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+		text += 3;
+	copy = strdup(text);
 	if (!copy) {
 		if (err)
 			fprintf(err, "%s: %s\n", p.source, strerror(ENOMEM));

@@ -6,7 +6,7 @@
 # floodgate), `ban` refuses a /0 without --force, maps ::ffff:a.b.c.d to the
 # IPv4 address (and the ban then drops that IPv4 source), warns for an
 # allowed address, says when the bans table is full, and `bans --json` is
-# JSON. Each check fails on the behaviour before the fix.
+# JSON; a config with a UTF-8 byte-order mark is accepted. Each check fails on the behaviour before the fix.
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -28,6 +28,11 @@ rate   = 10/s
 action = ban 10m
 CONF
 chmod 600 "$WORK/cli.conf"
+
+# A config saved with a UTF-8 byte-order mark (Windows editors) is accepted.
+printf '\xEF\xBB\xBF' | cat - "$WORK/cli.conf" >"$WORK/bom.conf"
+chmod 600 "$WORK/bom.conf"
+expect_exit 0 "check accepts a config that starts with a UTF-8 BOM" "$FLOODGATE" check -c "$WORK/bom.conf"
 
 lab_up
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$WORK/cli.conf"

@@ -514,6 +514,17 @@ static void test_max_policies(void **state)
 	free(text);
 }
 
+/* A UTF-8 byte-order mark at the start is not part of the first key. */
+static void test_byte_order_mark(void **state)
+{
+	(void)state;
+	parse_ok("BOM", "\xEF\xBB\xBFmax_sources = 1000\n[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(cfg.max_sources, 1000);
+	assert_int_equal(cfg.n_policies, 1);
+	parse_ok("BOM before a section", "\xEF\xBB\xBF[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_string_equal(cfg.policies[0].name, "p");
+}
+
 static void test_default_config(void **state)
 {
 	char *err;
@@ -1227,6 +1238,7 @@ int main(void)
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_max_policies),
 		cmocka_unit_test(test_default_config),
+		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_sample_file),
 		cmocka_unit_test(test_policy_id),
 		cmocka_unit_test(test_errors_structure),
