@@ -772,6 +772,9 @@ static void test_sport_syn_and_port_keys(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+static void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len,
+		    __u64 expires_ns);
+
 static void test_ipv6_extension_headers(void **state)
 {
 	struct floodgate_bpf *skel =
@@ -811,6 +814,13 @@ static void test_ipv6_extension_headers(void **state)
 	/* a chain longer than the walk's bound (6) is malformed (drop here) */
 	assert_int_equal(xdp_passed(skel, T0, &seven, 2), 0);
 	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 2);
+	/* ... but one from a banned source is counted as banned, not twice */
+	put_ban(skel, 6, "2001:db8:bad::", 48, ~0ULL);
+	seven.src = "2001:db8:bad::1";
+	assert_int_equal(xdp_passed(skel, T0, &seven, 3), 0);
+	assert_int_equal(global_stats(skel).banned, 3);
+	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 2);
+	seven.src = "2001:db8::7";
 	/* truncated inside each extension header and inside UDP */
 	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
 		assert_int_equal(run_prog(xdp, &two, cut[i]), XDP_DROP);
