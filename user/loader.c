@@ -80,6 +80,19 @@ static int take_lock(void)
 	return fd;
 }
 
+/* ensure_bpffs(), saying what failed: FG_EXIT_OK or FG_EXIT_ENV. */
+static int ensure_bpffs_or_say(void)
+{
+	int err = ensure_bpffs();
+
+	if (!err)
+		return FG_EXIT_OK;
+	pr_warn("Error: cannot mount bpffs at /sys/fs/bpf or create %s, where floodgate's pins "
+		"live: %s (mount it with 'mount -t bpf bpf /sys/fs/bpf')\n",
+		FG_PIN_BASE, strerror(-err));
+	return FG_EXIT_ENV;
+}
+
 static int prepare_state_change(const char *ifname, unsigned int *ifindex, int *lock_fd)
 {
 	int ret = check_environment(ifname, ifindex);
@@ -87,11 +100,9 @@ static int prepare_state_change(const char *ifname, unsigned int *ifindex, int *
 
 	if (ret)
 		return ret;
-	err = ensure_bpffs();
-	if (err) {
-		pr_warn("Error: cannot mount bpffs at /sys/fs/bpf: %s\n", strerror(-err));
-		return FG_EXIT_ENV;
-	}
+	err = ensure_bpffs_or_say();
+	if (err)
+		return err;
 	*lock_fd = take_lock();
 	return *lock_fd < 0 ? FG_EXIT_FAILURE : FG_EXIT_OK;
 }
@@ -114,14 +125,22 @@ static int compile_config(const struct fg_config *cfg, const char *path, __u32 s
 	int err;
 
 	*out = malloc(sizeof(**out));
-	if (!*out)
+	if (!*out) {
+		pr_warn("Error: out of memory compiling the policies\n");
 		return FG_EXIT_FAILURE;
+	}
 	err = fg_policy_compile(cfg, slot, *out);
 	if (err == -E2BIG) {
 		pr_warn("%s: the policies' source CIDRs need more than %d trie entries\n",
 			path ? path : "<default>", FG_MAX_SRC_PREFIXES);
 		return FG_EXIT_CONFIG;
 	}
+	/* The parser bounds every value, so this is a rate, burst or ban the
+	 * parser let through and the algorithm's params cannot hold. */
+	if (err)
+		pr_warn("Error: %s: cannot compile the policies into the datapath's parameters: "
+			"%s (please report this with the config)\n",
+			path ? path : "<default>", strerror(-err));
 	return err ? FG_EXIT_FAILURE : FG_EXIT_OK;
 }
 
@@ -162,11 +181,7 @@ static int attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode
 	err = xdp_program__attach(prog, ifindex,
 				  mode == FG_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err) {
-		if (err == -EOPNOTSUPP)
-			pr_warn("Error: the interface has no native XDP support "
-				"(try --mode generic or --hook tc)\n");
-		else
-			pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
+		fg_xdp_explain_attach_error(err, ifindex);
 	} else {
 		*prog_id = xdp_program__id(prog);
 	}
@@ -366,7 +381,11 @@ int fg_cmd_unload(const char *ifname)
 		pr_warn("Error: floodgate must run as root (it loads BPF programs)\n");
 		return FG_EXIT_ENV;
 	}
-	if (ensure_bpffs() || (lock_fd = take_lock()) < 0)
+	ret = ensure_bpffs_or_say();
+	if (ret)
+		return ret;
+	lock_fd = take_lock();
+	if (lock_fd < 0)
 		return FG_EXIT_FAILURE;
 	ret = fg_open_loaded(ifname, &pinned);
 	if (ret)

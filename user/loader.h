@@ -26,7 +26,7 @@ struct fg_load_opts {
 int fg_cmd_load(const struct fg_load_opts *opts);
 int fg_cmd_reload(const char *ifname, const char *config_path);
 int fg_cmd_unload(const char *ifname);
-int fg_cmd_status(const char *ifname);
+int fg_cmd_status(const char *ifname, bool json);
 int fg_cmd_stats(const char *ifname, bool json);
 int fg_cmd_check(const char *config_path);
 

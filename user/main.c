@@ -191,7 +191,7 @@ static int run_unload(const struct cmd_args *a)
 
 static int run_status(const struct cmd_args *a)
 {
-	return fg_cmd_status(a->ifname);
+	return fg_cmd_status(a->ifname, a->json);
 }
 
 static int run_stats(const struct cmd_args *a)
@@ -274,7 +274,7 @@ static const struct command commands[] = {
 	 "replace the policy live; per-source state is kept"},
 	{"unload", run_unload, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
 	 "detach and remove every pin"},
-	{"status", run_status, plain_options, POS_OPTIONAL, NULL, false, true, "[IFACE]",
+	{"status", run_status, json_options, POS_OPTIONAL, NULL, false, true, "[IFACE] [--json]",
 	 "where attached, mode, policies, table occupancy"},
 	{"stats", run_stats, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "per-policy and global counters"},

@@ -6,7 +6,8 @@
 # floodgate), `ban` refuses a /0 without --force, maps ::ffff:a.b.c.d to the
 # IPv4 address (and the ban then drops that IPv4 source), warns for an
 # allowed address, says when the bans table is full, and `bans --json` is
-# JSON; a config with a UTF-8 byte-order mark is accepted. Each check fails on the behaviour before the fix.
+# JSON; a config with a UTF-8 byte-order mark is accepted; unload says when
+# bpffs cannot be mounted, load when the MTU is too large for native XDP. Each check fails on the behaviour before the fix.
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -48,6 +49,21 @@ check "stats --json shows the ban policy's action as ban" \
 	python3 -c 'import json,sys; p=json.load(sys.stdin)["policies"]; sys.exit(p[1]["action"] != "ban")' \
 	< <("$FLOODGATE" stats fgA --json)
 expect_exit 0 "status exits 0 while attached" "$FLOODGATE" status fgA
+check "status --json describes the interface and its policies" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+(i,) = d["interfaces"]
+assert i["interface"] == "fgA" and i["hook"] == "xdp" and i["xdp_mode"] == "native"
+assert i["attached"] is True and i["program_id"] > 0 and i["generation"] == 1
+assert i["pinned"] == "/sys/fs/bpf/floodgate/fgA" and i["malformed"] == "drop"
+assert {t["name"]: t["capacity"] for t in i["tables"]}["bans"] == 65536
+p = {p["name"]: p for p in i["policies"]}
+assert p["per-port"]["per"] == "src/32+dport src/64+dport" and p["per-port"]["rate"] == "1000/s"
+assert p["per-port"]["burst"] == 1000 and p["per-port"]["algorithm"] == "token_bucket"
+assert p["banner"]["action"] == "ban" and p["banner"]["per"] == "src/32 src/64"
+' "$("$FLOODGATE" status fgA --json)"
+check "status --json without IFACE lists every interface" python3 -c '
+import json, sys; sys.exit(len(json.loads(sys.argv[1])["interfaces"]) != 1)' "$("$FLOODGATE" status --json)"
 
 # Detached behind floodgate's back, then another XDP program in its place.
 ip link set dev fgA xdpdrv off
@@ -58,6 +74,9 @@ check "... and says NOT ATTACHED and what to do" \
 ip link set dev fgA xdpdrv obj "$PASS_ALL" sec xdp
 expect_exit 5 "another XDP program on the interface is not floodgate's" "$FLOODGATE" status fgA
 expect_exit 5 "status without IFACE exits 5 too" "$FLOODGATE" status
+check "status --json says attached: false" python3 -c '
+import json, sys; sys.exit(json.loads(sys.argv[1])["interfaces"][0]["attached"] is not False)' \
+	"$("$FLOODGATE" status fgA --json)"
 ip link set dev fgA xdpdrv off
 "$FLOODGATE" unload fgA >/dev/null 2>&1
 expect_exit 0 "load again" "$FLOODGATE" load fgA -c "$WORK/cli.conf"
@@ -117,5 +136,22 @@ expect_exit 1 "ban with the bans table full fails" "$FLOODGATE" ban fgA 10.2.0.1
 check "... saying the table is full and what to do ($LAST_ERR)" \
 	grep -q "the bans table is full (65536 bans and strike records); list them with 'floodgate bans' and lift some" \
 	<<<"$LAST_ERR"
+
+# --- unload without a bpffs it can mount -------------------------------------
+# In a mount namespace of its own, /sys/fs is a read-only tmpfs: bpffs can
+# be neither found nor mounted.
+expect_exit 4 "unload says why when bpffs cannot be mounted" \
+	unshare -m bash -c "umount /sys/fs/bpf && mount -t tmpfs -o ro tmpfs /sys/fs &&
+		exec '$FLOODGATE' unload fgA"
+check "... naming bpffs and how to mount it ($LAST_ERR)" \
+	grep -q "cannot mount bpffs at /sys/fs/bpf.*mount -t bpf bpf /sys/fs/bpf" <<<"$LAST_ERR"
 "$FLOODGATE" unload fgA >/dev/null
+
+# --- native XDP on a veth whose peer's MTU is too large -----------------------
+ip -n "$SENDER_NS" link set dev fgB mtu 9000
+expect_exit 1 "load with the veth peer's MTU at 9000 fails" "$FLOODGATE" load fgA
+check "... saying the MTU is too large and what to do ($LAST_ERR)" \
+	grep -q "the MTU is too large for XDP.*Lower the MTU" <<<"$LAST_ERR"
+check "... and nothing stays loaded" test ! -e /sys/fs/bpf/floodgate/fgA
+ip -n "$SENDER_NS" link set dev fgB mtu 1500
 finish
