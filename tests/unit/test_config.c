@@ -809,7 +809,20 @@ static void test_errors_algorithms(void **state)
 
 static void test_match_clauses_and_keys(void **state)
 {
+	/* frame-length classes of 64 bytes; the last one is open-ended */
+	static const struct {
+		const char *match;
+		int lo_class, hi_class;
+	} sizes[] = {
+		{"udp", 0, FG_SIZE_CLASSES - 1},
+		{"udp size 0-255", 0, 3},
+		{"any size 1024-max", 16, FG_SIZE_CLASSES - 1},
+		{"tcp size 64-65535", 1, FG_SIZE_CLASSES - 1},
+		{"tcp size 1984-max", FG_SIZE_CLASSES - 1, FG_SIZE_CLASSES - 1},
+		{"icmp size 64-1983", 1, FG_SIZE_CLASSES - 2},
+	};
 	const struct fg_policy_conf *pol;
+	size_t i;
 
 	(void)state;
 	pol = one_policy("syn", "tcp dport 22 syn", "5/s", "");
@@ -823,27 +836,15 @@ static void test_match_clauses_and_keys(void **state)
 	pol = one_policy("syn first", "tcp syn sport 1,2 dport 3", "5/s", "");
 	assert_true(pol->syn_only);
 	assert_int_equal(pol->n_sports, 2);
-	pol = one_policy("no size", "udp", "5/s", "");
-	assert_false(pol->has_size);
-	assert_int_equal(pol->size_lo_class, 0);
-	assert_int_equal(pol->size_hi_class, FG_SIZE_CLASSES - 1);
-	pol = one_policy("size", "udp size 0-255", "5/s", "");
-	assert_true(pol->has_size);
-	assert_int_equal(pol->size_lo_class, 0);
-	assert_int_equal(pol->size_hi_class, 3);
-	pol = one_policy("size max", "any size 1024-max dport 53", "5/s", "");
-	assert_int_equal(pol->size_lo_class, 16);
-	assert_int_equal(pol->size_hi_class, FG_SIZE_CLASSES - 1);
-	assert_int_equal(pol->n_dports, 1);
-	pol = one_policy("size 65535", "tcp syn size 64-65535", "5/s", "");
-	assert_true(pol->syn_only);
-	assert_int_equal(pol->size_lo_class, 1);
-	assert_int_equal(pol->size_hi_class, FG_SIZE_CLASSES - 1);
-	pol = one_policy("size last", "tcp size 1984-max", "5/s", "");
-	assert_int_equal(pol->size_lo_class, FG_SIZE_CLASSES - 1);
-	pol = one_policy("size bounded", "icmp size 64-1983", "5/s", "");
-	assert_int_equal(pol->size_lo_class, 1);
-	assert_int_equal(pol->size_hi_class, FG_SIZE_CLASSES - 2);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		pol = one_policy(sizes[i].match, sizes[i].match, "5/s", "");
+		assert_int_equal(pol->has_size, strstr(sizes[i].match, "size") != NULL);
+		assert_int_equal(pol->size_lo_class, sizes[i].lo_class);
+		assert_int_equal(pol->size_hi_class, sizes[i].hi_class);
+	}
+	assert_true(one_policy("syn size", "tcp syn size 64-65535", "5/s", "")->syn_only);
+	assert_int_equal(
+		one_policy("dport size", "any size 1024-max dport 53", "5/s", "")->n_dports, 1);
 	pol = one_policy("+dport", "tcp", "5/s", "per = src/32+dport src/64+dport");
 	assert_true(pol->key_dport);
 	assert_int_equal(pol->prefix_v4, 32);
