@@ -59,6 +59,8 @@ FLOOD_OBJS  := $(patsubst $(FLOOD_DIR)/%.c,$(BUILD)/$(FLOOD_DIR)/%.o,$(FLOOD_SRC
 FLOOD_BIN   := $(BUILD)/floodgate-flood
 FLOOD_CHECK := $(BUILD)/flood_check.bpf.o
 BENCH_BPF   := $(BUILD)/baseline.bpf.o
+# tests/fixtures: BPF programs the integration tests attach beside floodgate.
+FIXTURES    := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 USER_HDRS := $(wildcard user/*.h) $(wildcard include/*.h)
@@ -75,6 +77,10 @@ $(BUILD)/%.bpf.o: $(FLOOD_DIR)/%.bpf.c $(FLOOD_HDRS) | $(BUILD)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.bpf.o: tests/bench/%.bpf.c | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.bpf.o: tests/fixtures/%.bpf.c | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -119,7 +125,7 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
 tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
-	$(FLOOD_CHECK) $(BENCH_BPF)
+	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES)
 
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
@@ -127,7 +133,7 @@ unit-test: $(UNIT_TESTS)
 prog-test: $(PROG_TESTS)
 	$(Q)set -e; for t in $(PROG_TESTS); do echo "== $$t"; $$t; done
 
-integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK)
+integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK) $(FIXTURES)
 	$(Q)set -e; for t in tests/integration/test_*.sh; do bash $$t; done
 
 # The one test command (README, .ci/run): installs what is missing first.

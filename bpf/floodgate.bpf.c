@@ -198,8 +198,8 @@ enum fg_parse_result {
 	 * the policies need: dropped whatever `malformed` says, or the framing
 	 * would be a way around every list, ban and policy. */
 	FG_PARSE_VLAN_OVERFLOW, /* more VLAN tags than FG_VLAN_MAX, no source */
-	FG_PARSE_HIDDEN_L4,	/* a first fragment without its whole L4 header, or
-				 * an IPv6 chain longer than FG_IPV6_EXT_MAX */
+	FG_PARSE_TINY_FRAGMENT, /* a first fragment without its whole L4 header */
+	FG_PARSE_EXT_OVERFLOW,	/* an IPv6 chain longer than FG_IPV6_EXT_MAX */
 };
 
 /* VLAN tags walked (802.1Q and 802.1ad in any mix). The kernel strips any
@@ -316,17 +316,13 @@ static __always_inline bool fg_is_vlan(__u16 ethertype)
 /* The L4 header is cut short. In a first fragment with more to follow,
  * reassembly would complete it (an 8-byte first fragment hides the TCP
  * flags from a `syn` match), so it is not merely malformed. */
-static __always_inline enum fg_parse_result fg_tiny_fragment(bool more_fragments,
-							     struct fg_global_stats *gstats)
+static __always_inline enum fg_parse_result fg_tiny_fragment(bool more_fragments)
 {
-	if (!more_fragments)
-		return FG_PARSE_MALFORMED_L4;
-	gstats->tiny_fragments++;
-	return FG_PARSE_HIDDEN_L4;
+	return more_fragments ? FG_PARSE_TINY_FRAGMENT : FG_PARSE_MALFORMED_L4;
 }
 
-static __always_inline enum fg_parse_result
-fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_stats *gstats)
+static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
+						     struct fg_packet *pkt)
 {
 	struct ethhdr *eth = data;
 	void *cursor = eth + 1;
@@ -372,7 +368,7 @@ fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_sta
 		if (fg_parse_ports(cursor + ihl_bytes, data_end, pkt))
 			/* More fragments follow: reassembly would complete
 			 * the header, with flags the match never saw. */
-			return fg_tiny_fragment(iph->frag_off & bpf_htons(0x2000), gstats);
+			return fg_tiny_fragment(iph->frag_off & bpf_htons(0x2000));
 		return FG_PARSE_IP;
 	}
 
@@ -388,16 +384,14 @@ fg_parse(void *data, void *data_end, struct fg_packet *pkt, struct fg_global_sta
 		pkt->proto = ip6h->nexthdr;
 		__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
 		walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
-		if (walked == -2) {
-			gstats->ipv6_ext_overflow++;
-			return FG_PARSE_HIDDEN_L4;
-		}
+		if (walked == -2)
+			return FG_PARSE_EXT_OVERFLOW;
 		if (walked < 0)
 			return FG_PARSE_MALFORMED_L4;
 		if (walked == 1)
 			return FG_PARSE_IP;
 		if (fg_parse_ports(l4, data_end, pkt))
-			return fg_tiny_fragment(walked == 2, gstats);
+			return fg_tiny_fragment(walked == 2);
 		return FG_PARSE_IP;
 	}
 
@@ -412,11 +406,24 @@ static __always_inline __u64 fg_port_mask(void *map, __u32 slot, __u16 port)
 	return mask ? *mask : 0;
 }
 
+/* The frame-length class of `match = ... size` (see FG_SIZE_CLASSES). */
+static __always_inline __u32 fg_size_class(__u64 pkt_len)
+{
+	__u32 size_class = pkt_len >> FG_SIZE_CLASS_SHIFT < FG_SIZE_CLASSES
+				   ? (__u32)(pkt_len >> FG_SIZE_CLASS_SHIFT)
+				   : FG_SIZE_CLASSES - 1;
+
+	/* The mask changes nothing but gives the verifier its bound, which
+	 * clang's reordering of the clamp would otherwise lose. */
+	asm volatile("" : "+r"(size_class));
+	return size_class & (FG_SIZE_CLASSES - 1);
+}
+
 /* Bitmask of the policies whose match fits the packet. */
 static __always_inline __u64 fg_match(const struct fg_policy_set *set, __u32 slot,
-				      const struct fg_packet *pkt)
+				      const struct fg_packet *pkt, __u64 pkt_len)
 {
-	__u64 candidates = set->proto_match[pkt->proto];
+	__u64 candidates = set->proto_match[pkt->proto] & set->size_match[fg_size_class(pkt_len)];
 
 	if (pkt->has_ports) {
 		candidates &= fg_port_mask(&dport_match, slot, pkt->dport);
@@ -925,7 +932,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		return FG_VERDICT_PASS;
 	gstats->packets++;
 
-	parsed = fg_parse(data, data_end, &pkt, gstats);
+	parsed = fg_parse(data, data_end, &pkt);
 	if (fg_bench_source_mask && pkt.family == FG_FAMILY_IPV4) {
 		__u32 index = fg_bench_source_mask == ~0U ? bpf_get_prandom_u32()
 							  : fg_bench_seq++ & fg_bench_source_mask;
@@ -967,13 +974,19 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		gstats->malformed++;
 		return set->malformed_verdict;
 	}
-	if (parsed == FG_PARSE_HIDDEN_L4) {
+	/* Counted only here, after the lists and bans: a packet a list or
+	 * a ban already dropped is counted there, not twice. */
+	if (parsed == FG_PARSE_TINY_FRAGMENT || parsed == FG_PARSE_EXT_OVERFLOW) {
 		gstats->malformed++;
+		if (parsed == FG_PARSE_TINY_FRAGMENT)
+			gstats->tiny_fragments++;
+		else
+			gstats->ipv6_ext_overflow++;
 		return FG_VERDICT_DROP;
 	}
 	gstats->parsed++;
 
-	candidates = fg_match(set, slot, &pkt);
+	candidates = fg_match(set, slot, &pkt, pkt_len);
 	if (!candidates) {
 		gstats->unmatched++;
 		return FG_VERDICT_PASS;

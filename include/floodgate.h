@@ -21,6 +21,15 @@
 #define FG_DEFAULT_MAX_SOURCES	   262144
 #define FG_DEFAULT_MAX_LOG_SOURCES 16384 /* sliding_log entries are ~1 KiB */
 
+/* `match = ... size LO-HI` works on frame-length classes of
+ * FG_SIZE_CLASS_BYTES each: class = length / 64, and the last class holds
+ * every frame of FG_SIZE_CLASS_BYTES * (FG_SIZE_CLASSES - 1) bytes or more
+ * (1984: beyond any 1500-byte-MTU frame). So a size match costs one array
+ * read per packet, fg_policy_set.size_match[class]. */
+#define FG_SIZE_CLASSES	    32
+#define FG_SIZE_CLASS_SHIFT 6
+#define FG_SIZE_CLASS_BYTES (1U << FG_SIZE_CLASS_SHIFT)
+
 /* Fractional bits of fg_gcra_params.interval_fp (ns per unit of cost). */
 #define FG_GCRA_FRAC_BITS 16
 
@@ -127,6 +136,8 @@ struct fg_window_entry {
 struct fg_state_lock {
 	struct bpf_spin_lock lock;
 };
+_Static_assert((FG_SIZE_CLASSES & (FG_SIZE_CLASSES - 1)) == 0,
+	       "FG_SIZE_CLASSES must be a power of two (the class is masked)");
 _Static_assert((FG_SLIDING_LOG_MAX & (FG_SLIDING_LOG_MAX - 1)) == 0,
 	       "FG_SLIDING_LOG_MAX must be a power of two (the ring is masked)");
 
@@ -225,6 +236,7 @@ struct fg_policy_set {
 	__u64 syn_only;		/* policies that match TCP SYN without ACK only */
 	__u64 proto_match[256]; /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
+	__u64 size_match[FG_SIZE_CLASSES]; /* by frame-length class (FG_SIZE_CLASS_SHIFT) */
 };
 
 /* Key of the `src_match` LPM trie. prefixlen counts the slot, family and
@@ -358,7 +370,8 @@ _Static_assert(sizeof(struct fg_sliding_log_params) == 16, "fg_sliding_log_param
 _Static_assert(sizeof(struct fg_leaky_bucket_params) == 16, "fg_leaky_bucket_params");
 _Static_assert(sizeof(union fg_rate_params) == 32, "fg_rate_params");
 _Static_assert(sizeof(struct fg_policy) == 120, "fg_policy");
-_Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLICIES,
+_Static_assert(sizeof(struct fg_policy_set) ==
+		       32 + 8 * 256 + 120 * FG_MAX_POLICIES + 8 * FG_SIZE_CLASSES,
 	       "fg_policy_set");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");

@@ -19,28 +19,38 @@
 #include "config.h"
 #include "fg_algos.h"
 
-const char fg_default_config[] = "# floodgate built-in policy (floodgate load IFACE without -c)\n"
-				 "hook = xdp\n"
-				 "xdp_mode = native\n"
-				 "max_sources = 262144\n"
-				 "malformed = drop\n"
-				 "on_insert_failure = pass\n"
-				 "\n"
-				 "[policy icmp]            # ping floods\n"
-				 "match = icmp\n"
-				 "rate = 50/s\n"
-				 "burst = 100\n"
-				 "\n"
-				 "[policy icmpv6]          # keeps neighbour discovery working\n"
-				 "match = icmpv6\n"
-				 "rate = 200/s\n"
-				 "burst = 400\n"
-				 "\n"
-				 "[policy per-source]      # everything else, per address or /64\n"
-				 "match = any\n"
-				 "per = src/32 src/64\n"
-				 "rate = 10000/s\n"
-				 "burst = 20000\n";
+const char fg_default_config[] =
+	"# floodgate built-in policy (floodgate load IFACE without -c); README explains it\n"
+	"hook = xdp\n"
+	"xdp_mode = native\n"
+	"max_sources = 262144\n"
+	"malformed = drop\n"
+	"on_insert_failure = pass\n"
+	"\n"
+	"[policy syn]              # new TCP connections: SYN floods\n"
+	"match = tcp syn\n"
+	"rate = 1000/s\n"
+	"burst = 2000\n"
+	"\n"
+	"[policy icmp]             # ping floods\n"
+	"match = icmp\n"
+	"rate = 100/s\n"
+	"burst = 200\n"
+	"\n"
+	"[policy icmpv6]           # ping6 floods; neighbour discovery fits well within\n"
+	"match = icmpv6\n"
+	"rate = 500/s\n"
+	"burst = 1000\n"
+	"\n"
+	"[policy small-udp]        # small datagrams and fragments: UDP floods, not VPN data\n"
+	"match = udp size 0-255\n"
+	"rate = 50000/s\n"
+	"burst = 50000\n"
+	"\n"
+	"[policy small]            # every frame below 1 KiB: ACK/RST floods, not bulk ACKs\n"
+	"match = any size 0-1023\n"
+	"rate = 100000/s\n"
+	"burst = 100000\n";
 
 #define MAX_SOURCES_LIMIT	 16777216U
 #define MAX_BYTE_BURST		 (FG_MAX_BURST * 1500)
@@ -310,6 +320,49 @@ static int parse_port_token(struct parser *p, const char *tok, int len, const ch
 		    len, tok);
 }
 
+/* `size LO-HI` or `size LO-max`: frame lengths, Ethernet header included,
+ * on the class boundaries of FG_SIZE_CLASSES so that the match stays one
+ * array read per packet. */
+static int parse_size_clause(struct parser *p, const char **cursor)
+{
+	const unsigned int last_bounded = FG_SIZE_CLASS_BYTES * (FG_SIZE_CLASSES - 1) - 1;
+	struct fg_policy_conf *pol = p->pol;
+	const char *tok, *dash;
+	__u64 lo, hi;
+	int len;
+
+	if (pol->has_size)
+		return fail(p, p->line, "size given twice in match (expected one size LO-HI)");
+	if (!next_token(cursor, LIST_SEPS, &tok, &len))
+		return fail(p, p->line, "size without a range (expected e.g. size 0-255)");
+	dash = memchr(tok, '-', len);
+	if (!dash || fg_parse_uint(tok, dash - tok, last_bounded + 1, &lo))
+		goto bad;
+	if (token_is(dash + 1, len - (int)(dash + 1 - tok), "max"))
+		hi = 65535;
+	else if (fg_parse_uint(dash + 1, len - (dash + 1 - tok), 65535, &hi) ||
+		 (hi > last_bounded && hi != 65535))
+		goto bad;
+	if (lo > hi)
+		return fail(p, p->line,
+			    "size range '%.*s' is out of order (expected LO-HI with LO <= HI)", len,
+			    tok);
+	if (lo % FG_SIZE_CLASS_BYTES || (hi != 65535 && (hi + 1) % FG_SIZE_CLASS_BYTES))
+		return fail(p, p->line,
+			    "size '%.*s' is not on a %u-byte boundary (expected LO a multiple of "
+			    "%u and HI one less, such as 0-255 or 256-max)",
+			    len, tok, FG_SIZE_CLASS_BYTES, FG_SIZE_CLASS_BYTES);
+	pol->has_size = true;
+	pol->size_lo_class = (__u8)(lo >> FG_SIZE_CLASS_SHIFT);
+	pol->size_hi_class = (__u8)(hi == 65535 ? FG_SIZE_CLASSES - 1 : hi >> FG_SIZE_CLASS_SHIFT);
+	return 0;
+bad:
+	return fail(p, p->line,
+		    "bad size '%.*s' in match (expected LO-HI frame bytes, LO at most %u, HI at "
+		    "most %u or max, such as 0-255 or 256-max)",
+		    len, tok, last_bounded + 1, last_bounded);
+}
+
 static int parse_match(struct parser *p, const char *v)
 {
 	static const struct {
@@ -340,13 +393,13 @@ static int parse_match(struct parser *p, const char *v)
 			    len, tok);
 	pol->proto = protos[i].proto;
 
-	/* Clauses: dport LIST, sport LIST, syn. A list runs to the next clause
+	/* Clauses: dport LIST, sport LIST, syn, size LO-HI. A list runs to the next clause
 	 * word. */
 	while (next_token(&cursor, LIST_SEPS, &tok, &len)) {
 		bool dport = token_is(tok, len, "dport"), sport = token_is(tok, len, "sport");
-		bool syn = token_is(tok, len, "syn");
+		bool syn = token_is(tok, len, "syn"), size = token_is(tok, len, "size");
 
-		if ((dport || sport || syn) && list && !*n)
+		if ((dport || sport || syn || size) && list && !*n)
 			return fail(p, p->line, "%s without ports (expected e.g. %s 22,80)", list,
 				    list);
 		if (dport || sport) {
@@ -366,6 +419,13 @@ static int parse_match(struct parser *p, const char *v)
 					    list);
 			continue;
 		}
+		if (size) {
+			ret = parse_size_clause(p, &cursor);
+			if (ret)
+				return ret;
+			list = NULL;
+			continue;
+		}
 		if (syn) {
 			if (pol->proto != IPPROTO_TCP)
 				return fail(p, p->line,
@@ -379,7 +439,7 @@ static int parse_match(struct parser *p, const char *v)
 			return fail(
 				p, p->line,
 				"unexpected '%.*s' in match (expected PROTO [dport LIST] [sport "
-				"LIST] [syn], such as tcp dport 22 syn)",
+				"LIST] [syn] [size LO-HI], such as tcp dport 22 syn)",
 				len, tok);
 		ret = parse_port_token(p, tok, len, list, ranges, n);
 		if (ret)
@@ -942,6 +1002,7 @@ static int parse_section(struct parser *p, char *line)
 	pol->prefix_v6 = 64;
 	pol->algorithm = FG_ALG_TOKEN_BUCKET;
 	pol->action = FG_ACTION_DROP;
+	pol->size_hi_class = FG_SIZE_CLASSES - 1;
 
 	p->pol = pol;
 	memset(p->policy_line, 0, sizeof(p->policy_line));
@@ -1034,7 +1095,12 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	p.err = err;
 	p.cfg = cfg;
 
-	copy = strdup(text ? text : "");
+	text = text ? text : "";
+	/* A UTF-8 byte-order mark, which some Windows editors write, is
+	 * not part of the first line. */
+	if (strncmp(text, "\xEF\xBB\xBF", 3) == 0)
+		text += 3;
+	copy = strdup(text);
 	if (!copy) {
 		if (err)
 			fprintf(err, "%s: %s\n", p.source, strerror(ENOMEM));

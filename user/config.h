@@ -33,6 +33,9 @@ struct fg_policy_conf {
 	unsigned int n_sports; /* 0 = any port */
 	struct fg_port_range sports[FG_MAX_PORT_RANGES];
 	bool syn_only;	     /* match = tcp ... syn: SYN set, ACK clear */
+	bool has_size;	     /* match = ... size LO-HI */
+	__u8 size_lo_class;  /* first frame-length class (FG_SIZE_CLASS_SHIFT) matched */
+	__u8 size_hi_class;  /* last one; FG_SIZE_CLASSES - 1 is open-ended */
 	bool key_dport;	     /* per = src/N+dport */
 	unsigned int n_srcs; /* 0 = any source */
 	struct fg_cidr srcs[FG_MAX_SRC_CIDRS];

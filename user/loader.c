@@ -76,14 +76,22 @@ static int compile_config(const struct fg_config *cfg, const char *path, __u32 s
 	int err;
 
 	*out = malloc(sizeof(**out));
-	if (!*out)
+	if (!*out) {
+		pr_warn("Error: out of memory compiling the policies\n");
 		return FG_EXIT_FAILURE;
+	}
 	err = fg_policy_compile(cfg, slot, *out);
 	if (err == -E2BIG) {
 		pr_warn("%s: the policies' source CIDRs need more than %d trie entries\n",
 			path ? path : "<default>", FG_MAX_SRC_PREFIXES);
 		return FG_EXIT_CONFIG;
 	}
+	/* The parser bounds every value, so this is a rate, burst or ban the
+	 * parser let through and the algorithm's params cannot hold. */
+	if (err)
+		pr_warn("Error: %s: cannot compile the policies into the datapath's parameters: "
+			"%s (please report this with the config)\n",
+			path ? path : "<default>", strerror(-err));
 	return err ? FG_EXIT_FAILURE : FG_EXIT_OK;
 }
 
@@ -124,11 +132,7 @@ static int attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode
 	err = xdp_program__attach(prog, ifindex,
 				  mode == FG_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
 	if (err) {
-		if (err == -EOPNOTSUPP)
-			pr_warn("Error: the interface has no native XDP support "
-				"(try --mode generic or --hook tc)\n");
-		else
-			pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
+		fg_xdp_explain_attach_error(err, ifindex);
 	} else {
 		*prog_id = xdp_program__id(prog);
 	}

@@ -26,7 +26,7 @@ struct fg_load_opts {
 int fg_cmd_load(const struct fg_load_opts *opts);
 int fg_cmd_reload(const char *ifname, const char *config_path);
 int fg_cmd_unload(const char *ifname);
-int fg_cmd_status(const char *ifname);
+int fg_cmd_status(const char *ifname, bool json);
 int fg_cmd_stats(const char *ifname, bool json);
 int fg_cmd_check(const char *config_path);
 
@@ -35,9 +35,10 @@ struct fg_pinned;
  * FG_EXIT_OK, FG_EXIT_STATE (not loaded) or FG_EXIT_FAILURE. */
 int fg_open_loaded(const char *ifname, struct fg_pinned *pinned);
 
-/* user/bans.c. A ban without a duration lasts until unbanned. */
-int fg_cmd_ban(const char *ifname, const char *target, const char *duration);
+/* user/bans.c. A ban without a duration lasts until unbanned; a /0 needs
+ * `force`. */
+int fg_cmd_ban(const char *ifname, const char *target, const char *duration, bool force);
 int fg_cmd_unban(const char *ifname, const char *target);
-int fg_cmd_bans(const char *ifname);
+int fg_cmd_bans(const char *ifname, bool json);
 
 #endif /* FG_LOADER_H */

@@ -31,6 +31,7 @@ struct cmd_args {
 	const char *policy;   /* top --policy */
 	const char *metrics;  /* run --metrics ADDR:PORT */
 	bool keep;	      /* run --keep */
+	bool force;	      /* ban --force: a /0 too */
 	int hook;
 	int mode;
 	bool json;
@@ -56,6 +57,7 @@ enum option_id {
 	OPT_METRICS,
 	OPT_KEEP,
 	OPT_INSECURE_CONFIG,
+	OPT_FORCE,
 };
 
 #define OPTION_CONFIG                                                                              \
@@ -98,6 +100,10 @@ enum option_id {
 	{                                                                                          \
 		"insecure-config", no_argument, NULL, OPT_INSECURE_CONFIG                          \
 	}
+#define OPTION_FORCE                                                                               \
+	{                                                                                          \
+		"force", no_argument, NULL, OPT_FORCE                                              \
+	}
 #define OPTION_HELP                                                                                \
 	{                                                                                          \
 		"help", no_argument, NULL, OPT_HELP                                                \
@@ -117,7 +123,8 @@ static const struct option load_options[] = {
 static const struct option config_options[] = {OPTION_CONFIG, OPTION_INSECURE_CONFIG, OPTION_HELP,
 					       OPTION_VERBOSE, OPTIONS_END};
 static const struct option json_options[] = {OPTION_JSON, OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
-static const struct option ban_options[] = {OPTION_FOR, OPTION_HELP, OPTION_VERBOSE, OPTIONS_END};
+static const struct option ban_options[] = {OPTION_FOR, OPTION_FORCE, OPTION_HELP, OPTION_VERBOSE,
+					    OPTIONS_END};
 static const struct option replay_options[] = {OPTION_CONFIG, OPTION_JSON,    OPTION_COUNT,
 					       OPTION_HELP,   OPTION_VERBOSE, OPTIONS_END};
 static const struct option top_options[] = {OPTION_COUNT, OPTION_POLICY,  OPTION_JSON,
@@ -143,6 +150,7 @@ static const struct {
 	{OPT_POLICY, "--policy NAME", "only the sources of policy NAME"},
 	{OPT_METRICS, "--metrics ADDR:PORT", "serve Prometheus metrics at /metrics ([ADDR6]:PORT)"},
 	{OPT_KEEP, "--keep", "leave floodgate loaded on SIGTERM/SIGINT"},
+	{OPT_FORCE, "--force", "ban 0.0.0.0/0 or ::/0 (every source of the family) too"},
 	{OPT_INSECURE_CONFIG, "--insecure-config",
 	 "accept a config file that group or others could write"},
 	{OPT_VERBOSE, "-v, --verbose", "more logging; -vv adds libbpf/libxdp debug output"},
@@ -183,7 +191,7 @@ static int run_unload(const struct cmd_args *a)
 
 static int run_status(const struct cmd_args *a)
 {
-	return fg_cmd_status(a->ifname);
+	return fg_cmd_status(a->ifname, a->json);
 }
 
 static int run_stats(const struct cmd_args *a)
@@ -198,7 +206,7 @@ static int run_check(const struct cmd_args *a)
 
 static int run_ban(const struct cmd_args *a)
 {
-	return fg_cmd_ban(a->ifname, a->target, a->duration);
+	return fg_cmd_ban(a->ifname, a->target, a->duration, a->force);
 }
 
 static int run_unban(const struct cmd_args *a)
@@ -208,7 +216,7 @@ static int run_unban(const struct cmd_args *a)
 
 static int run_bans(const struct cmd_args *a)
 {
-	return fg_cmd_bans(a->ifname);
+	return fg_cmd_bans(a->ifname, a->json);
 }
 
 static int run_replay(const struct cmd_args *a)
@@ -266,7 +274,7 @@ static const struct command commands[] = {
 	 "replace the policy live; per-source state is kept"},
 	{"unload", run_unload, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
 	 "detach and remove every pin"},
-	{"status", run_status, plain_options, POS_OPTIONAL, NULL, false, true, "[IFACE]",
+	{"status", run_status, json_options, POS_OPTIONAL, NULL, false, true, "[IFACE] [--json]",
 	 "where attached, mode, policies, table occupancy"},
 	{"stats", run_stats, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "per-policy and global counters"},
@@ -282,11 +290,11 @@ static const struct command commands[] = {
 	 "-c FILE CAPTURE [--json] [-n N]",
 	 "run FILE's policy over a pcap/pcapng capture, offline, on its timestamps"},
 	{"ban", run_ban, ban_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
-	 "IFACE ADDR[/LEN] [--for DURATION]",
+	 "IFACE ADDR[/LEN] [--for DURATION] [--force]",
 	 "drop a source or prefix (until unbanned, by default)"},
 	{"unban", run_unban, plain_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
 	 "IFACE ADDR[/LEN]", "lift a ban"},
-	{"bans", run_bans, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
+	{"bans", run_bans, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "list bans with their remaining time"},
 };
 
@@ -433,6 +441,9 @@ static int apply_option(const struct command *cmd, int opt, struct cmd_args *a)
 		break;
 	case OPT_KEEP:
 		a->keep = true;
+		break;
+	case OPT_FORCE:
+		a->force = true;
 		break;
 	case OPT_INSECURE_CONFIG:
 		fg_insecure_config = true;

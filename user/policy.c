@@ -239,6 +239,8 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 			set->portless_match |= bit;
 		if (pc->syn_only)
 			set->syn_only |= bit;
+		for (r = pc->size_lo_class; r <= pc->size_hi_class && r < FG_SIZE_CLASSES; r++)
+			set->size_match[r] |= bit;
 		fill_port_mask(out->dport_mask, pc->dports, pc->n_dports, bit);
 		fill_port_mask(out->sport_mask, pc->sports, pc->n_sports, bit);
 		if (pc->n_srcs)

@@ -122,13 +122,9 @@ static void print_occupancy(struct fg_pinned *pinned)
 int fg_still_attached(const struct fg_runtime *rt)
 {
 	if (rt->hook == FG_HOOK_XDP) {
-		LIBBPF_OPTS(bpf_xdp_query_opts, query);
-
-		if (bpf_xdp_query(rt->ifindex, 0, &query))
-			return 0;
-		/* Through libxdp's dispatcher the attached id is the
-		 * dispatcher's; our program is one of its components. */
-		return query.prog_id != 0;
+		/* By id: any other XDP program on the interface is not ours
+		 * (through libxdp's dispatcher, ours is one of its programs). */
+		return fg_xdp_holds(rt->ifindex, rt->prog_id);
 	} else {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = rt->ifindex,
 			    .attach_point = BPF_TC_INGRESS);
@@ -139,12 +135,103 @@ int fg_still_attached(const struct fg_runtime *rt)
 	}
 }
 
-static int status_one(const char *ifname)
+/* `per` as status prints it: src/32 src/64, src/32+dport src/64+dport, global. */
+static void format_per(const struct fg_policy *p, char *buf, size_t size)
+{
+	const char *dport = p->flags & FG_POLICY_KEY_DPORT ? "+dport" : "";
+
+	if (p->key_kind == FG_KEY_GLOBAL)
+		snprintf(buf, size, "global");
+	else
+		snprintf(buf, size, "src/%u%s src/%u%s", p->prefix_v4, dport, p->prefix_v6, dport);
+}
+
+static void print_status_text(const char *ifname, const char *pin_dir, struct fg_pinned *pinned,
+			      const struct fg_policy_set *set, bool attached, const char *sharing)
+{
+	char rate[64], per[48];
+	__u32 i;
+
+	printf("%s: %s", ifname, pinned->rt.hook == FG_HOOK_XDP ? "xdp" : "tc ingress");
+	if (pinned->rt.hook == FG_HOOK_XDP)
+		printf(" (%s)", pinned->rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native");
+	printf(", program id %u, %s\n", pinned->rt.prog_id, attached ? "attached" : "NOT ATTACHED");
+	if (pinned->rt.hook == FG_HOOK_XDP)
+		printf("  xdp:      %s\n", sharing);
+	printf("  pinned:   %s\n", pin_dir);
+	print_occupancy(pinned);
+	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
+	       (uint64_t)pinned->rt.generation,
+	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");
+	printf("  %-20s %-15s %-16s %-12s %-26s %s\n", "POLICY", "ALGORITHM", "RATE", "BURST",
+	       "PER", "ACTION");
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
+		const struct fg_policy *p = &set->policies[i];
+		__u64 burst = fg_format_rate(p, rate, sizeof(rate));
+
+		format_per(p, per, sizeof(per));
+		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-26s %s\n", p->name,
+		       fg_algorithm_name(p->algorithm), rate, (uint64_t)burst, per,
+		       fg_action_name(p->action));
+	}
+	if (!attached)
+		printf("  floodgate's program %u is not attached to %s: run 'floodgate unload %s', "
+		       "then load it again\n",
+		       pinned->rt.prog_id, ifname, ifname);
+}
+
+/* README: status --json. Names, paths and the sharing text hold no quote or
+ * backslash (interface names cannot, policy names are [A-Za-z0-9_.-]). */
+static void print_status_json(const char *ifname, const char *pin_dir, struct fg_pinned *pinned,
+			      const struct fg_policy_set *set, bool attached, const char *sharing)
+{
+	const char *sep = "";
+	char rate[64], per[48];
+	size_t t;
+	__u32 i;
+
+	printf("{\"interface\":\"%s\",\"hook\":\"%s\",\"xdp_mode\":", ifname,
+	       pinned->rt.hook == FG_HOOK_XDP ? "xdp" : "tc");
+	if (pinned->rt.hook == FG_HOOK_XDP)
+		printf("\"%s\",\"xdp\":\"%s\"",
+		       pinned->rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native", sharing);
+	else
+		printf("null,\"xdp\":null");
+	printf(",\"program_id\":%u,\"attached\":%s,\"pinned\":\"%s\",\"generation\":%" PRIu64
+	       ",\"malformed\":\"%s\",\"tables\":[",
+	       pinned->rt.prog_id, attached ? "true" : "false", pin_dir,
+	       (uint64_t)pinned->rt.generation,
+	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");
+	for (t = 0; t < fg_pinned_map_count; t++) {
+		const struct fg_pinned_map *row = &fg_pinned_maps[t];
+		int fd = *fg_pinned_fd(pinned, row);
+
+		if (!row->status_note)
+			continue;
+		printf("%s{\"name\":\"%s\",\"entries\":%" PRIu64 ",\"capacity\":%u}", sep,
+		       row->name, (uint64_t)count_entries(fd), max_entries(fd));
+		sep = ",";
+	}
+	printf("],\"policies\":[");
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
+		const struct fg_policy *p = &set->policies[i];
+		__u64 burst = fg_format_rate(p, rate, sizeof(rate));
+
+		format_per(p, per, sizeof(per));
+		printf("%s{\"name\":\"%s\",\"algorithm\":\"%s\",\"rate\":\"%s\",\"burst\":%" PRIu64
+		       ",\"per\":\"%s\",\"action\":\"%s\"}",
+		       i ? "," : "", p->name, fg_algorithm_name(p->algorithm), rate,
+		       (uint64_t)burst, per, fg_action_name(p->action));
+	}
+	printf("]}");
+}
+
+static int status_one(const char *ifname, bool json)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_policy_set *set = malloc(sizeof(*set));
-	char pin_dir[PATH_MAX], rate[64], per[32];
-	__u32 i;
+	char pin_dir[PATH_MAX], sharing[160] = "";
+	bool attached;
 	int err;
 
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
@@ -155,50 +242,29 @@ static int status_one(const char *ifname)
 		/* fg_pinned_open said why pins of another namespace are refused. */
 		if (err != -EXDEV)
 			pr_warn("Error: cannot read the state of %s: %s\n", ifname, strerror(-err));
+		if (json) /* keeps the array whole: bpftool's {"error": ...} */
+			printf("{\"interface\":\"%s\",\"error\":\"%s\"}", ifname, strerror(-err));
 		fg_pinned_close(&pinned);
 		free(set);
 		return err == -EXDEV ? FG_EXIT_STATE : FG_EXIT_FAILURE;
 	}
-	printf("%s: %s", ifname, pinned.rt.hook == FG_HOOK_XDP ? "xdp" : "tc ingress");
+	attached = fg_still_attached(&pinned.rt);
 	if (pinned.rt.hook == FG_HOOK_XDP)
-		printf(" (%s)", pinned.rt.xdp_mode == FG_XDP_GENERIC ? "generic" : "native");
-	printf(", program id %u, %s\n", pinned.rt.prog_id,
-	       fg_still_attached(&pinned.rt) ? "attached" : "NOT ATTACHED");
-	if (pinned.rt.hook == FG_HOOK_XDP) {
-		char sharing[160];
-
 		fg_xdp_describe_sharing(pinned.rt.ifindex, pinned.rt.prog_id, sharing,
 					sizeof(sharing));
-		printf("  xdp:      %s\n", sharing);
-	}
-	printf("  pinned:   %s\n", pin_dir);
-	print_occupancy(&pinned);
-	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
-	       (uint64_t)pinned.rt.generation,
-	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");
-	printf("  %-20s %-15s %-16s %-12s %-16s %s\n", "POLICY", "ALGORITHM", "RATE", "BURST",
-	       "PER", "ACTION");
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++) {
-		const struct fg_policy *p = &set->policies[i];
-		__u64 burst = fg_format_rate(p, rate, sizeof(rate));
-
-		if (p->key_kind == FG_KEY_GLOBAL)
-			snprintf(per, sizeof(per), "global");
-		else
-			snprintf(per, sizeof(per), "src/%u src/%u", p->prefix_v4, p->prefix_v6);
-		printf("  %-20s %-15s %-16s %-12" PRIu64 " %-16s %s\n", p->name,
-		       fg_algorithm_name(p->algorithm), rate, (uint64_t)burst, per,
-		       fg_action_name(p->action));
-	}
+	if (json)
+		print_status_json(ifname, pin_dir, &pinned, set, attached, sharing);
+	else
+		print_status_text(ifname, pin_dir, &pinned, set, attached, sharing);
 	fg_pinned_close(&pinned);
 	free(set);
-	return FG_EXIT_OK;
+	return attached ? FG_EXIT_OK : FG_EXIT_STATE;
 }
 
-int fg_cmd_status(const char *ifname)
+int fg_cmd_status(const char *ifname, bool json)
 {
 	struct dirent *entry;
-	int ret = FG_EXIT_OK, shown = 0, one;
+	int ret = FG_EXIT_OK, shown = 0, err;
 	char pin_dir[PATH_MAX];
 	DIR *dir;
 
@@ -209,22 +275,32 @@ int fg_cmd_status(const char *ifname)
 			fg_pinfolder_explain_missing();
 			return FG_EXIT_STATE;
 		}
-		return fg_pinfolder_check_owned(pin_dir) ?: status_one(ifname);
+		ret = fg_pinfolder_check_owned(pin_dir);
+		if (ret)
+			return ret;
 	}
-	dir = opendir(FG_PIN_BASE);
-	while (dir && (entry = readdir(dir))) {
+	if (json)
+		printf("{\"interfaces\":[");
+	dir = ifname ? NULL : opendir(FG_PIN_BASE);
+	while (ifname || (dir && (entry = readdir(dir)))) {
+		const char *name = ifname ? ifname : entry->d_name;
+
 		/* An interrupted load's staging folder is not a load. */
-		if (entry->d_name[0] == '.' || strchr(entry->d_name, ':'))
+		if (!ifname && (name[0] == '.' || strchr(name, ':')))
 			continue;
 		if (shown++)
-			printf("\n");
-		one = status_one(entry->d_name);
-		if (one)
-			ret = one;
+			printf(json ? "," : "\n");
+		err = status_one(name, json);
+		if (err && ret != FG_EXIT_FAILURE)
+			ret = err; /* a failure to read outranks NOT ATTACHED */
+		if (ifname)
+			break;
 	}
 	if (dir)
 		closedir(dir);
-	if (!shown) {
+	if (json) {
+		printf("]}\n");
+	} else if (!shown) {
 		printf("floodgate is not loaded on any interface\n");
 		fg_pinfolder_explain_missing();
 	}
@@ -323,6 +399,7 @@ int fg_cmd_stats(const char *ifname, bool json)
 	int err, ret;
 
 	if (!ps || !set) {
+		pr_warn("Error: out of memory reading the counters of %s\n", ifname);
 		ret = FG_EXIT_FAILURE;
 		goto out;
 	}

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/bpf.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
@@ -41,6 +42,46 @@ bool fg_xdp_ext_allowed(void)
 	return allowed;
 }
 
+/* An interface's MTU from sysfs, or 0 when unknown. */
+static unsigned int interface_mtu(unsigned int ifindex)
+{
+	char name[IF_NAMESIZE], path[64];
+	unsigned int mtu = 0;
+	FILE *f;
+
+	if (!if_indextoname(ifindex, name))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", name);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &mtu) != 1)
+		mtu = 0;
+	fclose(f);
+	return mtu;
+}
+
+void fg_xdp_explain_attach_error(int err, unsigned int ifindex)
+{
+	if (err == -EOPNOTSUPP)
+		pr_warn("Error: the interface has no native XDP support "
+			"(try --mode generic or --hook tc)\n");
+	else if (err == -ERANGE)
+		/* The driver's reason (e.g. veth's "Peer MTU is too large to
+		 * set XDP") is in the kernel's extack, shown only with -v. */
+		pr_warn("Error: cannot attach native XDP: the MTU is too large for XDP on this "
+			"interface (its MTU is %u; for a veth, its peer's MTU counts: a frame must "
+			"fit in one page, about 3500 bytes). Lower the MTU (ip link set dev IFACE "
+			"mtu 1500, on both ends of a veth), or use --mode generic or --hook tc\n",
+			interface_mtu(ifindex));
+	else if (err == -EBUSY || err == -EEXIST)
+		pr_warn("Error: another XDP program holds the interface, and this kernel refuses "
+			"the BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook "
+			"tc)\n");
+	else
+		pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
+}
+
 int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsigned int ifindex,
 			bool generic, __u32 *prog_id)
 {
@@ -57,17 +98,10 @@ int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsign
 			     XDP_FLAGS_UPDATE_IF_NOEXIST |
 				     (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE),
 			     NULL);
-	if (err == -EOPNOTSUPP)
-		pr_warn("Error: the interface has no native XDP support "
-			"(try --mode generic or --hook tc)\n");
-	else if (err == -EBUSY || err == -EEXIST)
-		pr_warn("Error: another XDP program holds the interface, and this kernel refuses "
-			"the BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook "
-			"tc)\n");
-	else if (err)
-		pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
-	if (err)
+	if (err) {
+		fg_xdp_explain_attach_error(err, ifindex);
 		return err;
+	}
 	err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &info_len);
 	if (err) {
 		pr_warn("Error: cannot read the attached program's id: %s\n", strerror(-err));
@@ -76,6 +110,26 @@ int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsign
 	}
 	*prog_id = info.id;
 	return 0;
+}
+
+bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog;
+	bool ours = false;
+
+	if (libxdp_get_error(mp))
+		return false;
+	if (xdp_multiprog__is_legacy(mp)) {
+		prog = xdp_multiprog__main_prog(mp);
+		ours = prog && xdp_program__id(prog) == prog_id;
+	} else {
+		for (prog = xdp_multiprog__next_prog(NULL, mp); prog && !ours;
+		     prog = xdp_multiprog__next_prog(prog, mp))
+			ours = xdp_program__id(prog) == prog_id;
+	}
+	xdp_multiprog__close(mp);
+	return ours;
 }
 
 void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len)

@@ -20,8 +20,16 @@ bool fg_xdp_ext_allowed(void);
 int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsigned int ifindex,
 			bool generic, __u32 *prog_id);
 
+/* Says why an XDP attach to IFINDEX failed with ERR (-errno) and what to
+ * do: no native support, an MTU too large for XDP, the interface taken. */
+void fg_xdp_explain_attach_error(int err, unsigned int ifindex);
+
 /* Describes, for `status`, how program PROG_ID holds IFINDEX: through
  * libxdp's dispatcher beside others, or alone. */
 void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len);
+
+/* Is program `prog_id` attached to the interface, alone or as one of the
+ * programs of libxdp's dispatcher? Another XDP program there is not ours. */
+bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id);
 
 #endif /* FG_XDP_EXT_H */

@@ -780,6 +780,9 @@ static void test_sport_syn_and_port_keys(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+static void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len,
+		    __u64 expires_ns);
+
 static void test_ipv6_extension_headers(void **state)
 {
 	struct floodgate_bpf *skel =
@@ -827,6 +830,13 @@ static void test_ipv6_extension_headers(void **state)
 	/* a chain longer than the walk's bound (6) is malformed (drop here) */
 	assert_int_equal(xdp_passed(skel, T0, &seven, 2), 0);
 	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 2);
+	/* ... but one from a banned source is counted as banned, not twice */
+	put_ban(skel, 6, "2001:db8:bad::", 48, ~0ULL);
+	seven.src = "2001:db8:bad::1";
+	assert_int_equal(xdp_passed(skel, T0, &seven, 3), 0);
+	assert_int_equal(global_stats(skel).banned, 3);
+	assert_int_equal(global_stats(skel).ipv6_ext_overflow, 2);
+	seven.src = "2001:db8::7";
 	/* truncated inside each extension header and inside UDP */
 	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
 		assert_int_equal(run_prog(xdp, &two, cut[i]), XDP_DROP);
@@ -1127,6 +1137,78 @@ static int hook_passed(struct floodgate_bpf *skel, bool tc, __u64 now, const str
 		passed += verdict == (tc ? TC_ACT_OK : XDP_PASS);
 	}
 	return passed;
+}
+
+/* `match = ... size LO-HI` at both hooks: the class boundaries are exact
+ * (frame length, Ethernet header included), and a packet outside the range
+ * is not charged. */
+static void test_size_classes(void **state)
+{
+	static const char config[] = "[policy mid]\nmatch = udp size 64-127\nrate = 1/s\n"
+				     "burst = 1000\n"
+				     "[policy big]\nmatch = any size 1024-max\nrate = 1/s\n"
+				     "burst = 1\n";
+	/* 42 bytes of headers: pad 21 makes a 63-byte frame */
+	static const struct {
+		size_t pad;
+		int passed_mid, passed_big; /* of 3 sent, at the hook; -1: not matched */
+	} rows[] = {
+		{21, -1, -1},  {22, 3, -1},  {85, 3, -1},   {86, -1, -1},
+		{981, -1, -1}, {982, -1, 1}, {1472, -1, 1},
+	};
+	struct pkt_spec spec = udp_a;
+	size_t i;
+	int tc;
+
+	(void)state;
+	for (tc = 0; tc <= 1; tc++) {
+		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			struct floodgate_bpf *skel = load_sized(config, 1024, 1024, false);
+			struct fg_policy_stats mid, big;
+			int expect = 3;
+
+			spec.pad = rows[i].pad;
+			if (rows[i].passed_big >= 0)
+				expect = rows[i].passed_big;
+			assert_int_equal(hook_passed(skel, tc, T0, &spec, 3), expect);
+			mid = policy_stats(skel, 0);
+			big = policy_stats(skel, 1);
+			assert_int_equal(mid.matched_packets, rows[i].passed_mid < 0 ? 0 : 3);
+			assert_int_equal(big.matched_packets, rows[i].passed_big < 0 ? 0 : 3);
+			assert_int_equal(global_stats(skel).unmatched,
+					 rows[i].passed_mid < 0 && rows[i].passed_big < 0 ? 3 : 0);
+			floodgate_bpf__destroy(skel);
+		}
+	}
+}
+
+/* The built-in policy (README "The built-in policy"), with a frozen clock so
+ * that every count is a burst: small floods are held per source, large
+ * datagrams and bulk TCP segments are never charged. */
+static void test_builtin_policy(void **state)
+{
+	struct floodgate_bpf *skel = load_sized(fg_default_config, 1024, 1024, false);
+	struct pkt_spec small_udp = udp_a, vpn = udp_a, syn = udp_a, ack = udp_a;
+	struct pkt_spec segment, ping6 = {.family = 6, .src = "fd00::1", .proto = IPPROTO_ICMPV6};
+
+	(void)state;
+	vpn.pad = 1400; /* a 1442-byte frame: a VPN tunnel's datagram */
+	assert_int_equal(hook_passed(skel, false, T0, &vpn, 200000), 200000);
+	small_udp.src = "10.0.0.2";
+	assert_int_equal(hook_passed(skel, false, T0, &small_udp, 60000), 50000);
+	syn.src = "10.0.0.3";
+	syn.proto = IPPROTO_TCP;
+	assert_int_equal(hook_passed(skel, false, T0, &syn, 3000), 2000);
+	ack = syn; /* SYN+ACK: not a new connection, charged as a small frame */
+	ack.src = "10.0.0.4";
+	ack.ack = 1;
+	assert_int_equal(hook_passed(skel, false, T0, &ack, 110000), 100000);
+	segment = ack; /* a 1514-byte TCP segment of a bulk transfer */
+	segment.pad = 1460;
+	assert_int_equal(hook_passed(skel, false, T0, &segment, 200000), 200000);
+	assert_int_equal(hook_passed(skel, false, T0, &ping6, 1500), 1000);
+	assert_int_equal(global_stats(skel).unmatched, 400000);
+	floodgate_bpf__destroy(skel);
 }
 
 /* A ban by hand, as `floodgate ban` writes it. */
@@ -1669,6 +1751,8 @@ int main(void)
 		cmocka_unit_test(test_expired_strike_does_not_shadow_ban),
 		cmocka_unit_test(test_strike_lifetime_and_full_trie),
 		cmocka_unit_test(test_on_insert_failure_values),
+		cmocka_unit_test(test_size_classes),
+		cmocka_unit_test(test_builtin_policy),
 		cmocka_unit_test(test_full_table_keeps_refused_source),
 		cmocka_unit_test(test_verifier_instruction_counts),
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),

@@ -514,6 +514,17 @@ static void test_max_policies(void **state)
 	free(text);
 }
 
+/* A UTF-8 byte-order mark at the start is not part of the first key. */
+static void test_byte_order_mark(void **state)
+{
+	(void)state;
+	parse_ok("BOM", "\xEF\xBB\xBFmax_sources = 1000\n[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(cfg.max_sources, 1000);
+	assert_int_equal(cfg.n_policies, 1);
+	parse_ok("BOM before a section", "\xEF\xBB\xBF[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_string_equal(cfg.policies[0].name, "p");
+}
+
 static void test_default_config(void **state)
 {
 	char *err;
@@ -527,26 +538,48 @@ static void test_default_config(void **state)
 	assert_int_equal(cfg.max_sources, 262144);
 	assert_int_equal(cfg.malformed, FG_VERDICT_DROP);
 	assert_int_equal(cfg.table_full, FG_VERDICT_PASS);
-	assert_int_equal(cfg.n_policies, 3);
+	assert_int_equal(cfg.n_policies, 5);
 
-	assert_string_equal(cfg.policies[0].name, "icmp");
-	assert_int_equal(cfg.policies[0].proto, IPPROTO_ICMP);
-	assert_int_equal(cfg.policies[0].rate_count, 50);
-	assert_int_equal(cfg.policies[0].burst, 100);
+	/* README "The built-in policy" explains each number. */
+	assert_string_equal(cfg.policies[0].name, "syn");
+	assert_int_equal(cfg.policies[0].proto, IPPROTO_TCP);
+	assert_true(cfg.policies[0].syn_only);
+	assert_false(cfg.policies[0].has_size);
+	assert_int_equal(cfg.policies[0].rate_count, 1000);
+	assert_int_equal(cfg.policies[0].burst, 2000);
 
-	assert_string_equal(cfg.policies[1].name, "icmpv6");
-	assert_int_equal(cfg.policies[1].proto, IPPROTO_ICMPV6);
-	assert_int_equal(cfg.policies[1].rate_count, 200);
-	assert_int_equal(cfg.policies[1].burst, 400);
+	assert_string_equal(cfg.policies[1].name, "icmp");
+	assert_int_equal(cfg.policies[1].proto, IPPROTO_ICMP);
+	assert_int_equal(cfg.policies[1].rate_count, 100);
+	assert_int_equal(cfg.policies[1].burst, 200);
 
-	assert_string_equal(cfg.policies[2].name, "per-source");
-	assert_int_equal(cfg.policies[2].proto, 0);
-	assert_int_equal(cfg.policies[2].key_kind, FG_KEY_SOURCE);
-	assert_int_equal(cfg.policies[2].prefix_v4, 32);
-	assert_int_equal(cfg.policies[2].prefix_v6, 64);
-	assert_int_equal(cfg.policies[2].rate_count, 10000);
-	assert_int_equal(cfg.policies[2].rate_period_ns, 1000000000ULL);
-	assert_int_equal(cfg.policies[2].burst, 20000);
+	assert_string_equal(cfg.policies[2].name, "icmpv6");
+	assert_int_equal(cfg.policies[2].proto, IPPROTO_ICMPV6);
+	assert_int_equal(cfg.policies[2].rate_count, 500);
+	assert_int_equal(cfg.policies[2].burst, 1000);
+
+	assert_string_equal(cfg.policies[3].name, "small-udp");
+	assert_int_equal(cfg.policies[3].proto, IPPROTO_UDP);
+	assert_true(cfg.policies[3].has_size);
+	assert_int_equal(cfg.policies[3].size_lo_class, 0);
+	assert_int_equal(cfg.policies[3].size_hi_class, 3); /* 0-255 */
+	assert_int_equal(cfg.policies[3].rate_count, 50000);
+	assert_int_equal(cfg.policies[3].burst, 50000);
+
+	assert_string_equal(cfg.policies[4].name, "small");
+	assert_int_equal(cfg.policies[4].proto, 0);
+	assert_int_equal(cfg.policies[4].size_lo_class, 0);
+	assert_int_equal(cfg.policies[4].size_hi_class, 15); /* 0-1023 */
+	assert_int_equal(cfg.policies[4].key_kind, FG_KEY_SOURCE);
+	assert_int_equal(cfg.policies[4].prefix_v4, 32);
+	assert_int_equal(cfg.policies[4].prefix_v6, 64);
+	assert_int_equal(cfg.policies[4].rate_count, 100000);
+	assert_int_equal(cfg.policies[4].rate_period_ns, 1000000000ULL);
+	assert_int_equal(cfg.policies[4].burst, 100000);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(cfg.policies[i].action, FG_ACTION_DROP);
+		assert_int_equal(cfg.policies[i].algorithm, FG_ALG_TOKEN_BUCKET);
+	}
 }
 
 static void test_sample_file(void **state)
@@ -776,7 +809,20 @@ static void test_errors_algorithms(void **state)
 
 static void test_match_clauses_and_keys(void **state)
 {
+	/* frame-length classes of 64 bytes; the last one is open-ended */
+	static const struct {
+		const char *match;
+		int lo_class, hi_class;
+	} sizes[] = {
+		{"udp", 0, FG_SIZE_CLASSES - 1},
+		{"udp size 0-255", 0, 3},
+		{"any size 1024-max", 16, FG_SIZE_CLASSES - 1},
+		{"tcp size 64-65535", 1, FG_SIZE_CLASSES - 1},
+		{"tcp size 1984-max", FG_SIZE_CLASSES - 1, FG_SIZE_CLASSES - 1},
+		{"icmp size 64-1983", 1, FG_SIZE_CLASSES - 2},
+	};
 	const struct fg_policy_conf *pol;
+	size_t i;
 
 	(void)state;
 	pol = one_policy("syn", "tcp dport 22 syn", "5/s", "");
@@ -790,6 +836,15 @@ static void test_match_clauses_and_keys(void **state)
 	pol = one_policy("syn first", "tcp syn sport 1,2 dport 3", "5/s", "");
 	assert_true(pol->syn_only);
 	assert_int_equal(pol->n_sports, 2);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		pol = one_policy(sizes[i].match, sizes[i].match, "5/s", "");
+		assert_int_equal(pol->has_size, strstr(sizes[i].match, "size") != NULL);
+		assert_int_equal(pol->size_lo_class, sizes[i].lo_class);
+		assert_int_equal(pol->size_hi_class, sizes[i].hi_class);
+	}
+	assert_true(one_policy("syn size", "tcp syn size 64-65535", "5/s", "")->syn_only);
+	assert_int_equal(
+		one_policy("dport size", "any size 1024-max dport 53", "5/s", "")->n_dports, 1);
 	pol = one_policy("+dport", "tcp", "5/s", "per = src/32+dport src/64+dport");
 	assert_true(pol->key_dport);
 	assert_int_equal(pol->prefix_v4, 32);
@@ -913,6 +968,25 @@ static void test_errors_match(void **state)
 		 NULL},
 		{"[policy p]\nmatch = tcp dport 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n", 2,
 		 "too many ports", NULL},
+		{"[policy p]\nmatch = udp size\nrate = 1/s\n", 2, "size without a range", NULL},
+		{"[policy p]\nmatch = udp size 0-255 size 0-63\nrate = 1/s\n", 2,
+		 "size given twice", NULL},
+		{"[policy p]\nmatch = udp size 0-200\nrate = 1/s\n", 2,
+		 "size '0-200' is not on a 64-byte boundary", NULL},
+		{"[policy p]\nmatch = udp size 10-255\nrate = 1/s\n", 2, "64-byte boundary", NULL},
+		{"[policy p]\nmatch = udp size 256-0\nrate = 1/s\n", 2,
+		 "size range '256-0' is out of order", NULL},
+		{"[policy p]\nmatch = udp size 0-4095\nrate = 1/s\n", 2,
+		 "bad size '0-4095' in match (expected LO-HI frame bytes, LO at most 1984, HI at "
+		 "most 1983 or max",
+		 NULL},
+		{"[policy p]\nmatch = udp size 2048-max\nrate = 1/s\n", 2, "bad size '2048-max'",
+		 NULL},
+		{"[policy p]\nmatch = udp size 255\nrate = 1/s\n", 2, "bad size '255'", NULL},
+		{"[policy p]\nmatch = udp size -255\nrate = 1/s\n", 2, "bad size", NULL},
+		{"[policy p]\nmatch = udp size 0-max-1\nrate = 1/s\n", 2, "bad size", NULL},
+		{"[policy p]\nmatch = udp dport size 0-63\nrate = 1/s\n", 2, "dport without ports",
+		 NULL},
 	};
 
 	(void)state;
@@ -1207,6 +1281,7 @@ int main(void)
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_max_policies),
 		cmocka_unit_test(test_default_config),
+		cmocka_unit_test(test_byte_order_mark),
 		cmocka_unit_test(test_sample_file),
 		cmocka_unit_test(test_policy_id),
 		cmocka_unit_test(test_errors_structure),
