@@ -44,6 +44,10 @@ lab_up() {
 	ip link add fgA numtxqueues 2 numrxqueues 2 type veth peer name fgB \
 		numtxqueues 2 numrxqueues 2
 	ip link set fgB netns "$SENDER_NS"
+	# fgB's own IPv6 (router solicitations, MLD reports in its first
+	# seconds) would reach fgA as traffic no test sent, and create state
+	# under a `match = any` policy; the generator needs no address.
+	ip netns exec "$SENDER_NS" sysctl -qw net.ipv6.conf.fgB.disable_ipv6=1
 	ip addr add 10.200.0.1/24 dev fgA
 	ip addr add fd00:200::1/64 dev fgA nodad
 	ip link set fgA up

@@ -99,13 +99,18 @@ PY
 
 # attached_at HOOK PROG_ID: the kernel, not only our status, shows PROG_ID
 # at HOOK and nothing of ours at the other one. Catches a --hook tc that
-# attaches XDP (which `status` text alone would not).
+# attaches XDP (which `status` text alone would not). Where the kernel
+# allows EXT (6.1), XDP goes through libxdp's dispatcher, whose id the link
+# shows instead of ours.
 attached_at() {
-	local xdp tc
+	local xdp tc xdp_id
 	xdp=$(ip -d link show fgA)
 	tc=$(tc filter show dev fgA ingress)
 	if [ "$1" = xdp ]; then
-		grep -q "prog/xdp id $2 " <<<"$xdp" && ! grep -q bpf <<<"$tc"
+		xdp_id=$(sed -n 's/.*prog\/xdp id \([0-9]*\) .*/\1/p' <<<"$xdp")
+		[ -n "$xdp_id" ] && ! grep -q bpf <<<"$tc" &&
+			{ [ "$xdp_id" = "$2" ] ||
+				bpftool prog show id "$xdp_id" | grep -q 'name xdp_dispatcher'; }
 	else
 		grep -q "bpf.* id $2 " <<<"$tc" && ! grep -q "prog/xdp" <<<"$xdp"
 	fi
