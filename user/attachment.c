@@ -14,6 +14,7 @@
 
 #include "attachment.h"
 #include "log.h"
+#include "xdp_ext.h"
 
 #define MAX_PROG_MAPS 64
 
@@ -93,20 +94,6 @@ __u32 fg_pins_in_use(const struct fg_pin_ids *ids)
 	return 0;
 }
 
-static bool is_dispatcher(__u32 prog_id)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(prog_id);
-	bool yes;
-
-	if (fd < 0)
-		return false;
-	yes = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "xdp_dispatcher");
-	close(fd);
-	return yes;
-}
-
 /* Our component of libxdp's dispatcher on ifindex: its id, detached first
  * when `detach`. 0: none. */
 static __u32 dispatched_ours(unsigned int ifindex, const struct fg_pin_ids *ids, bool detach)
@@ -152,7 +139,7 @@ static __u32 xdp_ours(unsigned int ifindex, const struct fg_pin_ids *ids, bool d
 
 		if (!id)
 			continue;
-		if (is_dispatcher(id))
+		if (fg_xdp_is_dispatcher(id))
 			return dispatched_ours(ifindex, ids, detach);
 		if (!fg_prog_is_ours(id, ids))
 			continue;

@@ -112,7 +112,22 @@ int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsign
 	return 0;
 }
 
-bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id)
+bool fg_xdp_is_dispatcher(__u32 prog_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, "xdp_dispatcher");
+	close(fd);
+	return yes;
+}
+
+/* Whether `prog_id` is one of the programs libxdp's dispatcher on ifindex runs. */
+static bool dispatcher_runs(unsigned int ifindex, __u32 prog_id)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 	struct xdp_program *prog;
@@ -120,16 +135,39 @@ bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id)
 
 	if (libxdp_get_error(mp))
 		return false;
-	if (xdp_multiprog__is_legacy(mp)) {
-		prog = xdp_multiprog__main_prog(mp);
-		ours = prog && xdp_program__id(prog) == prog_id;
-	} else {
-		for (prog = xdp_multiprog__next_prog(NULL, mp); prog && !ours;
-		     prog = xdp_multiprog__next_prog(prog, mp))
-			ours = xdp_program__id(prog) == prog_id;
-	}
+	for (prog = xdp_multiprog__next_prog(NULL, mp); prog && !ours;
+	     prog = xdp_multiprog__next_prog(prog, mp))
+		ours = xdp_program__id(prog) == prog_id;
 	xdp_multiprog__close(mp);
 	return ours;
+}
+
+/*
+ * Asks the kernel first: libxdp 1.3's xdp_multiprog__close() leaks the
+ * program fd of a lone (legacy) XDP program, and a long-lived `floodgate
+ * run` that held one would keep a detached program, and with it the pinned
+ * maps, alive after its own unload. libxdp is consulted only when the
+ * attached program is its dispatcher.
+ */
+bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+	__u32 attached[3];
+	size_t i;
+
+	if (bpf_xdp_query((int)ifindex, 0, &query))
+		return false;
+	attached[0] = query.skb_prog_id;
+	attached[1] = query.drv_prog_id;
+	attached[2] = query.hw_prog_id;
+	for (i = 0; i < 3; i++) {
+		if (!attached[i])
+			continue;
+		if (attached[i] == prog_id ||
+		    (fg_xdp_is_dispatcher(attached[i]) && dispatcher_runs(ifindex, prog_id)))
+			return true;
+	}
+	return false;
 }
 
 void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len)

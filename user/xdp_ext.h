@@ -28,6 +28,9 @@ void fg_xdp_explain_attach_error(int err, unsigned int ifindex);
  * libxdp's dispatcher beside others, or alone. */
 void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, size_t len);
 
+/* Whether prog_id is libxdp's dispatcher. */
+bool fg_xdp_is_dispatcher(__u32 prog_id);
+
 /* Is program `prog_id` attached to the interface, alone or as one of the
  * programs of libxdp's dispatcher? Another XDP program there is not ours. */
 bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id);

@@ -195,8 +195,11 @@ expect_exit 0 "unload after the race" "$FLOODGATE" unload fgA
 # (a waiting FLOCK of its pid in /proc/locks), change nothing meanwhile, and
 # finish once the lock is released. A load without the lock finishes at
 # once and never shows as waiting.
+# The loader polls the lock (LOCK_NB, so it can give up and name the holder):
+# it is waiting once it holds the pin folder open and is still running.
 blocked_on_lock() {
-	grep -q -- "-> FLOCK .* $1 " /proc/locks
+	kill -0 "$1" 2>/dev/null &&
+		find "/proc/$1/fd" -lname /sys/fs/bpf/floodgate 2>/dev/null | grep -q .
 }
 exec {lock_fd}</sys/fs/bpf/floodgate
 flock -x "$lock_fd"

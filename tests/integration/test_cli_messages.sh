@@ -138,13 +138,14 @@ check "... saying the table is full and what to do ($LAST_ERR)" \
 	<<<"$LAST_ERR"
 
 # --- unload without a bpffs it can mount -------------------------------------
-# In a mount namespace of its own, /sys/fs is a read-only tmpfs: bpffs can
-# be neither found nor mounted.
+# In a mount namespace of its own, /sys/fs is a read-only tmpfs: bpffs is
+# not there, and one mounted here would vanish with the namespace, so
+# floodgate refuses and says how to run it instead.
 expect_exit 4 "unload says why when bpffs cannot be mounted" \
 	unshare -m bash -c "umount /sys/fs/bpf && mount -t tmpfs -o ro tmpfs /sys/fs &&
 		exec '$FLOODGATE' unload fgA"
 check "... naming bpffs and how to mount it ($LAST_ERR)" \
-	grep -q "cannot mount bpffs at /sys/fs/bpf.*mount -t bpf bpf /sys/fs/bpf" <<<"$LAST_ERR"
+	grep -q "/sys/fs/bpf is no bpffs.*not the initial mount namespace.*nsenter --net=.*mount bpffs at /sys/fs/bpf yourself" <<<"$LAST_ERR"
 "$FLOODGATE" unload fgA >/dev/null
 
 # --- native XDP on a veth whose peer's MTU is too large -----------------------
