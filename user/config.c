@@ -60,6 +60,7 @@ enum global_key {
 	G_NEW_SOURCES,
 	G_NEW_SOURCES_BURST,
 	G_CLOCK,
+	G_EVENTS,
 	G_N,
 };
 
@@ -78,7 +79,7 @@ enum policy_key {
 
 static const char *const global_keys[G_N] = {
 	"interface",	     "hook",	    "xdp_mode",		 "max_sources", "malformed",
-	"on_insert_failure", "new_sources", "new_sources_burst", "clock",
+	"on_insert_failure", "new_sources", "new_sources_burst", "clock",	"events",
 };
 
 static const char *const policy_keys[P_N] = {
@@ -87,7 +88,7 @@ static const char *const policy_keys[P_N] = {
 
 #define GLOBAL_KEY_LIST                                                                            \
 	"interface, hook, xdp_mode, max_sources, malformed, on_insert_failure, new_sources, "      \
-	"new_sources_burst, clock"
+	"new_sources_burst, clock, events"
 #define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
 struct parser {
 	const char *source;
@@ -216,6 +217,22 @@ static int parse_new_sources(struct parser *p, const char *v)
 	return 0;
 }
 
+/* events = off | COUNT/UNIT: the datapath's events, its burst one COUNT */
+static int parse_events(struct parser *p, const char *v)
+{
+	if (strcmp(v, "off") == 0) {
+		p->cfg->events_count = 0;
+		return 0;
+	}
+	if (fg_parse_event_rate(v, FG_MAX_EVENTS_PER_S, &p->cfg->events_count,
+				&p->cfg->events_period_ns))
+		return fail(p, p->line,
+			    "bad events '%s' (expected off, or a rate of events such as 100/s, "
+			    "up to %d/s)",
+			    v, FG_MAX_EVENTS_PER_S);
+	return 0;
+}
+
 static int global_key(struct parser *p, const char *key, const char *v)
 {
 	static const char *const hooks[] = {"xdp", "tc", NULL};
@@ -271,6 +288,8 @@ static int global_key(struct parser *p, const char *key, const char *v)
 			return fail(p, p->line, "bad clock '%s' (expected precise or coarse)", v);
 		cfg->coarse_clock = v[0] == 'c';
 		return 0;
+	case G_EVENTS:
+		return parse_events(p, v);
 	case G_NEW_SOURCES_BURST:
 		if (fg_parse_uint(v, strlen(v), FG_MAX_BURST, &n) || n == 0)
 			return fail(p, p->line, "bad new_sources_burst '%s' (expected 1..%llu)", v,
@@ -1048,6 +1067,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	cfg->table_full = FG_VERDICT_PASS;
 	cfg->new_sources_count = FG_DEFAULT_NEW_SOURCES;
 	cfg->new_sources_period_ns = FG_NS_PER_S;
+	cfg->events_count = FG_DEFAULT_EVENTS;
+	cfg->events_period_ns = FG_NS_PER_S;
 
 	for (s = copy; *s && !ret;) {
 		char *nl = strchr(s, '\n');
