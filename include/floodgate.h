@@ -268,6 +268,11 @@ struct fg_ban {
 	__u8 family;
 	__u8 prefix_len;
 	__u8 pad[6];
+#ifdef FG_TEST_LAYOUT_PAD
+	/* Tests only (make's layout-b build): another layout of `bans`, for
+	 * tests/integration/test_upgrade.sh. */
+	__u64 test_layout_pad;
+#endif
 };
 #define FG_MAX_BANS 65536
 
@@ -395,7 +400,11 @@ _Static_assert(sizeof(struct fg_policy) == 120, "fg_policy");
 _Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLICIES,
 	       "fg_policy_set");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
+#ifdef FG_TEST_LAYOUT_PAD
+_Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");
+#else
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
+#endif
 _Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_runtime) == 72, "fg_runtime");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");

@@ -25,6 +25,7 @@
 #include "pinned.h"
 #include "policy.h"
 #include "skeleton.h"
+#include "upgrade.h"
 #include "xdp_ext.h"
 
 #define FG_TC_HANDLE   0xf100
@@ -280,6 +281,11 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 		goto out;
 	rt.ifindex = ifindex;
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+		/* Another build's layout: take over from it (user/upgrade.c). */
+		ret = fg_upgrade(ifname, pin_dir, cfg, compiled);
+		goto out;
+	}
 	if (!access(pin_dir, F_OK)) {
 		pr_warn("Error: floodgate is already loaded on %s "
 			"(use 'floodgate reload' to change its policy, or unload it first)\n",
@@ -519,6 +525,7 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_compiled *compiled = NULL;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	char pin_dir[PATH_MAX];
 	unsigned int ifindex;
 	int lock_fd = -1, ret;
 
@@ -530,6 +537,14 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	ret = prepare_state_change(ifname, &ifindex, &lock_fd);
 	if (ret)
 		goto out;
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+		/* Another build's layout: take over from it (user/upgrade.c). */
+		ret = compile_config(cfg, config_path, 0, &compiled);
+		if (!ret)
+			ret = fg_upgrade(ifname, pin_dir, cfg, compiled);
+		goto out;
+	}
 	ret = fg_open_loaded(ifname, &pinned);
 	if (!ret)
 		ret = check_fixed_keys(ifname, config_path, cfg, &pinned.rt);

@@ -208,8 +208,10 @@ mkdir -p "$PIN"
 bpftool map create "$PIN/policy_sets" type array key 4 value 8 entries 2 name policy_sets
 expect_exit 1 "status over a stale policy_sets pin of another size" "$FLOODGATE" status fgA
 check "  ... names the map" grep -q "pinned map $PIN/policy_sets is not the one" <<<"$LAST_ERR"
-expect_exit 1 "reload over it" "$FLOODGATE" reload fgA -c "$WORK/b.conf"
-check "  ... names the map" grep -q "pinned map $PIN/policy_sets is not the one" <<<"$LAST_ERR"
+expect_exit 5 "reload over it: no program of theirs to upgrade from" \
+	"$FLOODGATE" reload fgA -c "$WORK/b.conf"
+check "  ... says so, and what to remove" \
+	grep -q "have another layout .* no program of theirs is attached to fgA .*rm -r $PIN" <<<"$LAST_ERR"
 rm -r "$PIN"
 
 finish
