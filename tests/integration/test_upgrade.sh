@@ -44,7 +44,7 @@ expect_exit 1 "build B cannot read A's pins (status)" "$FG_B" status fgA
 old_id=$(prog_id)
 
 start=$(date +%s.%N)
-flood --dst 10.200.0.1 --src 10.0.0.1 --rate 20000 --duration 3 >/dev/null &
+flood --dst 10.200.0.1 --src 10.0.0.1 --rate 20000 --duration 8 >/dev/null &
 FLOOD_PID=$!
 # Past the burst, the bucket is empty: a reset would hand out a new one.
 wait_until 5 test "$(received 0)" -ge "$BURST"
@@ -52,12 +52,15 @@ expect_exit 0 "load with build B takes over mid-flood" "$FG_B" load fgA -c "$WOR
 echo "    $LAST_ERR"
 check "  ... saying what was shared and converted" \
 	grep -q "upgraded from map layout .*shared: sources.*converted: .*1 bans" <<<"$LAST_ERR"
+# A switch after the flood would prove nothing: a reset bucket would
+# admit another burst only while the flood lasts.
+check "  ... while the flood was still running" kill -0 "$FLOOD_PID"
 wait "$FLOOD_PID"
 FLOOD_PID=
 end=$(date +%s.%N)
 admitted=$(received 0)
 limit=$(python3 -c "import math; print(math.floor($BURST + $RATE * ($end - $start)))")
-echo "    admitted $admitted of a 3 s flood at 20000/s; burst + rate x elapsed = $limit"
+echo "    admitted $admitted of an 8 s flood at 20000/s; burst + rate x elapsed = $limit"
 check "the source stayed limited across the switch" test "$admitted" -le "$limit"
 check "  ... after its whole burst" test "$admitted" -ge "$BURST"
 
