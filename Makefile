@@ -19,11 +19,13 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
 VERSION   := 0.1.0
 WARNINGS  := -Wall -Wextra -Werror
-BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
+# Tests only: the layout-b build below adds -DFG_TEST_LAYOUT_PAD.
+EXTRA_DEFINES ?=
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) $(EXTRA_DEFINES) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
 PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 $(WARNINGS) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
+CFLAGS    += -std=gnu11 $(WARNINGS) $(EXTRA_DEFINES) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lpthread -lm
 CMOCKA    := $(shell pkg-config --libs cmocka 2>/dev/null)
@@ -125,7 +127,13 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
 tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
-	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES)
+	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES) $(BUILD)/layout-b/floodgate
+
+# A second floodgate whose `bans` value is padded (FG_TEST_LAYOUT_PAD): the
+# other build tests/integration/test_upgrade.sh upgrades to and from.
+$(BUILD)/layout-b/floodgate: $(BPF_SRCS) $(BPF_HDRS) $(USER_SRCS) user/main.c $(USER_HDRS)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/layout-b \
+		EXTRA_DEFINES=-DFG_TEST_LAYOUT_PAD $(BUILD)/layout-b/floodgate
 
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done

@@ -178,6 +178,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } global_stats SEC(".maps");
 
+/* Events for `floodgate events`: struct fg_event records, at most what
+ * the per-CPU `event_budget` GCRA allows (config key `events`). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, FG_EVENTS_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_budget);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} event_budget SEC(".maps");
+
 /* What the parser extracts; addresses stay in network order. */
 struct fg_packet {
 	__u8 family;
@@ -469,6 +485,48 @@ static __always_inline __u32 fg_access(__u32 slot, const struct fg_packet *pkt)
 	return access ? *access : 0;
 }
 
+/*
+ * Emits one event about `key` if this CPU's event budget allows it, else
+ * counts it in events_suppressed (as when the ring is full: nobody reads
+ * it). Global, so the verifier checks it once; it is only called when an
+ * event is due, never on the ordinary refusal path.
+ */
+__noinline int fg_emit_event(__u32 type, const struct fg_source_key *key, __u64 expires_ns,
+			     __u64 now)
+{
+	struct fg_global_stats *gstats;
+	struct fg_budget *limit;
+	struct fg_event *event;
+	__u32 zero = 0;
+	__u64 tat;
+
+	limit = bpf_map_lookup_elem(&event_budget, &zero);
+	gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	if (!key || !limit || !gstats || !limit->gcra.interval_fp)
+		return 0;
+	if (!fg_gcra_admit(&limit->gcra, limit->tat_ns, now, 1, &tat)) {
+		gstats->events_suppressed++;
+		return 0;
+	}
+	limit->tat_ns = tat;
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		gstats->events_suppressed++;
+		return 0;
+	}
+	event->time_ns = now;
+	event->expires_ns = expires_ns;
+	event->type = type;
+	event->policy_id = key->policy_id;
+	event->family = key->family;
+	event->prefix_len = key->prefix_len;
+	event->dport = key->dport;
+	event->pad = 0;
+	__builtin_memcpy(event->addr, key->addr, sizeof(event->addr));
+	bpf_ringbuf_submit(event, 0);
+	return 1;
+}
+
 /* An expired record is a strike record: it is kept FG_BAN_STRIKE_TTL_NS
  * past its ban so that a repeat offence is banned longer, then forgotten. */
 static __always_inline bool fg_strike_forgotten(const struct fg_ban *ban, __u64 now)
@@ -550,10 +608,13 @@ static __always_inline void fg_ban(const struct fg_policy *policy, const struct 
 	}
 	fresh.expires_ns = now + fresh.duration_ns;
 	err = bpf_map_update_elem(&bans, &ban_key, &fresh, BPF_ANY);
-	if (!err)
+	if (!err) {
 		gstats->bans_added++;
-	else
+		fg_emit_event(FG_EVENT_BANNED, key, fresh.expires_ns, now);
+	} else {
 		gstats->ban_insert_failed++; /* the trie is full: -ENOSPC */
+		fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+	}
 }
 
 static __always_inline void fg_make_key(const struct fg_policy *policy, const struct fg_packet *pkt,
@@ -619,8 +680,9 @@ static __always_inline int fg_insert_state(void *map, const struct fg_source_key
 #define FG_NO_BUDGET -2
 
 /* May this CPU create one more per-source entry now? Per-CPU state, so no
- * atomics; only unknown sources ever get here. */
-static __always_inline int fg_budget_allows(__u64 now)
+ * atomics; only unknown sources ever get here. The first refusal after an
+ * allowance emits an event about the source that found the budget spent. */
+static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u64 now)
 {
 	__u32 zero = 0;
 	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
@@ -628,9 +690,16 @@ static __always_inline int fg_budget_allows(__u64 now)
 
 	if (!budget || !budget->gcra.interval_fp)
 		return 1;
-	if (!fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))
+	if (!fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat)) {
+		if (!budget->exhausted) {
+			budget->exhausted = 1;
+			fg_emit_event(FG_EVENT_BUDGET_EXHAUSTED, key, 0, now);
+		}
 		return 0;
+	}
 	budget->tat_ns = tat;
+	if (budget->exhausted)
+		budget->exhausted = 0;
 	return 1;
 }
 
@@ -643,6 +712,28 @@ static __always_inline void fg_count_drop(__u32 *dropped)
 {
 	if (!(bpf_get_prandom_u32() & (FG_DROP_SAMPLE - 1)))
 		*dropped += FG_DROP_SAMPLE;
+}
+
+/* A refusal of a source with state: counts it, and on the first refusal
+ * after an admission sets FG_DROPPED_REFUSING and emits a `refusing`
+ * event. Later refusals only read the flag, in the line the decision has
+ * just read, so the refusal path writes nothing more than before. The
+ * fetch-or makes one CPU the one that reports a transition. */
+static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_key *key, __u64 now)
+{
+	fg_count_drop(dropped);
+	if (*dropped & FG_DROPPED_REFUSING)
+		return;
+	if (__sync_fetch_and_or(dropped, FG_DROPPED_REFUSING) & FG_DROPPED_REFUSING)
+		return;
+	fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
+}
+
+/* An admission ends a refusal episode; written only at that transition. */
+static __always_inline void fg_admitted(__u32 *dropped)
+{
+	if (*dropped & FG_DROPPED_REFUSING)
+		__sync_fetch_and_and(dropped, ~FG_DROPPED_REFUSING);
 }
 
 static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
@@ -667,21 +758,24 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 		int admitted;
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(now))
+		if (budgeted && !fg_budget_allows(key, now))
 			return FG_NO_BUDGET;
 		admitted = fg_decide_word(policy, 0, now, cost, &new_state);
 		if (admitted)
 			fresh.tat_ns = new_state;
 		else
-			fg_count_drop(&fresh.dropped);
+			fresh.dropped = FG_DROPPED_REFUSING;
 		err = fg_insert_state(&sources, key, &fresh);
 		if (!err) {
 			gstats->sources_created++;
+			if (!admitted)
+				fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
 			return admitted;
 		}
 		/* Another CPU created it first: charge the state it made. */
 		if (err != -EEXIST || !(state = bpf_map_lookup_elem(&sources, key))) {
 			gstats->insert_failed++;
+			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
 			return -1;
 		}
 	}
@@ -692,10 +786,11 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 	if (fg_test_naive_update) {
 		/* Deliberately racy, to prove the concurrency tests can fail. */
 		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
-			fg_count_drop(&state->dropped);
+			fg_refused(&state->dropped, key, now);
 			return 0;
 		}
 		state->tat_ns = new_state;
+		fg_admitted(&state->dropped);
 		return 1;
 	}
 
@@ -703,15 +798,17 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
-			fg_count_drop(&state->dropped);
+			fg_refused(&state->dropped, key, now);
 			return 0;
 		}
-		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old)
+		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old) {
+			fg_admitted(&state->dropped);
 			return 1;
+		}
 	}
 	/* Refusing is the safe side: admitting here could exceed the limit. */
 	gstats->cas_exhausted++;
-	fg_count_drop(&state->dropped);
+	fg_refused(&state->dropped, key, now);
 	return 0;
 }
 
@@ -746,7 +843,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		struct fg_window_entry fresh = {.last_seen_ns = now};
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(now))
+		if (budgeted && !fg_budget_allows(key, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&windows, key, &fresh);
 		if (!err)
@@ -754,6 +851,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		entry = bpf_map_lookup_elem(&windows, key);
 		if ((err && err != -EEXIST) || !entry) {
 			gstats->insert_failed++;
+			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
 			return -1;
 		}
 	}
@@ -766,8 +864,10 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 	} else {
 		admitted = fg_sliding_window_admit(params, &entry->state, now, cost, &entry->state);
 	}
-	if (!admitted)
-		fg_count_drop(&entry->dropped);
+	if (admitted)
+		fg_admitted(&entry->dropped);
+	else
+		fg_refused(&entry->dropped, key, now);
 	return admitted;
 }
 
@@ -790,7 +890,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 		if (!fresh)
 			return -1;
-		if (budgeted && !fg_budget_allows(now))
+		if (budgeted && !fg_budget_allows(key, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&logs, key, fresh);
 		if (!err)
@@ -798,6 +898,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 		entry = bpf_map_lookup_elem(&logs, key);
 		if ((err && err != -EEXIST) || !entry) {
 			gstats->insert_failed++;
+			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
 			return -1;
 		}
 	}
@@ -810,8 +911,10 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	} else {
 		admitted = fg_sliding_log_admit(params, &entry->state, now, cost);
 	}
-	if (!admitted)
-		fg_count_drop(&entry->dropped);
+	if (admitted)
+		fg_admitted(&entry->dropped);
+	else
+		fg_refused(&entry->dropped, key, now);
 	return admitted;
 }
 

@@ -103,9 +103,16 @@ struct fg_source_state {
 	__u32 dropped;	 /* packets refused (would-drop under monitor), sampled:
 			  * one refusal in 64 adds 64, so a refusal rarely
 			  * writes the shared state; exact counts are in
-			  * policy_stats */
+			  * policy_stats. Bit 0 is FG_DROPPED_REFUSING. */
 };
-#define FG_LAST_SEEN_SHIFT 30
+
+/* Bit 0 of every sampled `dropped` count (which only ever grows by 64): the
+ * source's last packet was refused. Set on the first refusal after an
+ * admission, which is when a `refusing` event is due, and cleared by the
+ * next admission; readers mask it with FG_DROPPED_COUNT. */
+#define FG_DROPPED_REFUSING 1U
+#define FG_DROPPED_COUNT    (~63U)
+#define FG_LAST_SEEN_SHIFT  30
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
 
@@ -273,6 +280,11 @@ struct fg_ban {
 	__u8 family;
 	__u8 prefix_len;
 	__u8 pad[6];
+#ifdef FG_TEST_LAYOUT_PAD
+	/* Tests only (make's layout-b build): another layout of `bans`, for
+	 * tests/integration/test_upgrade.sh. */
+	__u64 test_layout_pad;
+#endif
 };
 #define FG_MAX_BANS 65536
 
@@ -286,7 +298,12 @@ struct fg_ban {
 struct fg_budget {
 	__u64 tat_ns;
 	struct fg_gcra_params gcra;
+	__u32 exhausted; /* this CPU's budget refused last time: an event was due */
+	__u32 pad;
 };
+
+/* The same per-CPU GCRA, in the `event_budget` array, caps the events the
+ * datapath emits (config key `events`); interval_fp 0 = events off. */
 
 /* Value of the one-entry `runtime` array. */
 struct fg_runtime {
@@ -344,6 +361,31 @@ struct fg_global_stats {
 	__u64 vlan_overflow;	 /* more VLAN tags than the parser walks: dropped */
 	__u64 tiny_fragments;	 /* first fragments without their L4 header: dropped */
 	__u64 ban_insert_failed; /* `action = ban` could not add a ban (trie full) */
+	__u64 events_suppressed; /* events over the `events` rate, or with the ring full */
+};
+
+/* Record of the `events` ring buffer. A ban's expiry is not a record: the
+ * datapath has no timer, so `floodgate events` derives it from `bans`. */
+enum fg_event_type {
+	FG_EVENT_REFUSING = 1,	       /* a source's first refusal after admissions */
+	FG_EVENT_BANNED = 2,	       /* action = ban banned the source's prefix */
+	FG_EVENT_BUDGET_EXHAUSTED = 3, /* a CPU's new-source budget ran out */
+	FG_EVENT_TABLE_FULL = 4,       /* a state table or the bans trie refused an entry */
+};
+
+/* The ring's size in bytes: a power of two of pages, ~5000 records. */
+#define FG_EVENTS_RING_BYTES (256 * 1024)
+
+struct fg_event {
+	__u64 time_ns;	  /* the datapath's clock (monotonic, as bans' expires_ns) */
+	__u64 expires_ns; /* FG_EVENT_BANNED: the ban's end; ~0 = never; else 0 */
+	__u32 type;	  /* enum fg_event_type */
+	__u32 policy_id;  /* fg_policy.id */
+	__u8 family;	  /* of the key: FG_FAMILY_*, 0 for a global key */
+	__u8 prefix_len;
+	__u16 dport; /* host order; per = src/N+dport keys only */
+	__u32 pad;
+	__u8 addr[16]; /* the masked source, as in fg_source_key */
 };
 
 /* How long an expired ban's record is kept to escalate a repeat offence
@@ -374,10 +416,15 @@ _Static_assert(sizeof(struct fg_policy_set) ==
 		       32 + 8 * 256 + 120 * FG_MAX_POLICIES + 8 * FG_SIZE_CLASSES,
 	       "fg_policy_set");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
+#ifdef FG_TEST_LAYOUT_PAD
+_Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");
+#else
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
-_Static_assert(sizeof(struct fg_budget) == 24, "fg_budget");
+#endif
+_Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_runtime) == 80, "fg_runtime");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
-_Static_assert(sizeof(struct fg_global_stats) == 136, "fg_global_stats");
+_Static_assert(sizeof(struct fg_global_stats) == 144, "fg_global_stats");
+_Static_assert(sizeof(struct fg_event) == 48, "fg_event");
 
 #endif /* FLOODGATE_H */

@@ -70,6 +70,7 @@ enum global_key {
 	G_NEW_SOURCES,
 	G_NEW_SOURCES_BURST,
 	G_CLOCK,
+	G_EVENTS,
 	G_N,
 };
 
@@ -88,7 +89,7 @@ enum policy_key {
 
 static const char *const global_keys[G_N] = {
 	"interface",	     "hook",	    "xdp_mode",		 "max_sources", "malformed",
-	"on_insert_failure", "new_sources", "new_sources_burst", "clock",
+	"on_insert_failure", "new_sources", "new_sources_burst", "clock",	"events",
 };
 
 static const char *const policy_keys[P_N] = {
@@ -97,7 +98,7 @@ static const char *const policy_keys[P_N] = {
 
 #define GLOBAL_KEY_LIST                                                                            \
 	"interface, hook, xdp_mode, max_sources, malformed, on_insert_failure, new_sources, "      \
-	"new_sources_burst, clock"
+	"new_sources_burst, clock, events"
 #define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
 struct parser {
 	const char *source;
@@ -210,19 +211,17 @@ static int parse_interface(struct parser *p, const char *v)
 	return 0;
 }
 
-/* new_sources = off | COUNT/UNIT (UNIT: ms, s, min, h) */
-static int parse_new_sources(struct parser *p, const char *v)
+/* new_sources, events = off | COUNT/UNIT (UNIT: ms, s, min, h), COUNT up
+ * to `max` a second; off is COUNT 0. `example` completes the message. */
+static int parse_rate_or_off(struct parser *p, const char *key, const char *v, __u64 max,
+			     const char *example, __u64 *count, __u64 *period_ns)
 {
 	if (strcmp(v, "off") == 0) {
-		p->cfg->new_sources_count = 0;
+		*count = 0;
 		return 0;
 	}
-	if (fg_parse_event_rate(v, FG_MAX_PACKET_RATE_PER_S, &p->cfg->new_sources_count,
-				&p->cfg->new_sources_period_ns))
-		return fail(p, p->line,
-			    "bad new_sources '%s' (expected off, or a rate of new sources such "
-			    "as 50000/s)",
-			    v);
+	if (fg_parse_event_rate(v, max, count, period_ns))
+		return fail(p, p->line, "bad %s '%s' (expected off, or %s)", key, v, example);
 	return 0;
 }
 
@@ -275,12 +274,18 @@ static int global_key(struct parser *p, const char *key, const char *v)
 		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
 				    &cfg->table_full);
 	case G_NEW_SOURCES:
-		return parse_new_sources(p, v);
+		return parse_rate_or_off(p, key, v, FG_MAX_PACKET_RATE_PER_S,
+					 "a rate of new sources such as 50000/s",
+					 &cfg->new_sources_count, &cfg->new_sources_period_ns);
 	case G_CLOCK:
 		if (strcmp(v, "precise") && strcmp(v, "coarse"))
 			return fail(p, p->line, "bad clock '%s' (expected precise or coarse)", v);
 		cfg->coarse_clock = v[0] == 'c';
 		return 0;
+	case G_EVENTS:
+		return parse_rate_or_off(p, key, v, FG_MAX_EVENTS_PER_S,
+					 "a rate of events such as 100/s, up to 1000000/s",
+					 &cfg->events_count, &cfg->events_period_ns);
 	case G_NEW_SOURCES_BURST:
 		if (fg_parse_uint(v, strlen(v), FG_MAX_BURST, &n) || n == 0)
 			return fail(p, p->line, "bad new_sources_burst '%s' (expected 1..%llu)", v,
@@ -1114,6 +1119,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	cfg->table_full = FG_VERDICT_PASS;
 	cfg->new_sources_count = FG_DEFAULT_NEW_SOURCES;
 	cfg->new_sources_period_ns = FG_NS_PER_S;
+	cfg->events_count = FG_DEFAULT_EVENTS;
+	cfg->events_period_ns = FG_NS_PER_S;
 
 	for (s = copy; *s && !ret;) {
 		char *nl = strchr(s, '\n');

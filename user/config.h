@@ -20,6 +20,8 @@
 
 /* Bounds beyond values.h's rate bounds (see fg_config_parse). */
 #define FG_DEFAULT_NEW_SOURCES 50000 /* per second */
+#define FG_DEFAULT_EVENTS      100   /* datapath events per second */
+#define FG_MAX_EVENTS_PER_S    1000000
 #define FG_MAX_BURST	       1000000000ULL
 /* The largest config file read, in bytes: a bound on memory and time. */
 #define FG_CONFIG_MAX_BYTES    (1 << 20)
@@ -64,6 +66,8 @@ struct fg_config {
 	__u64 new_sources_count; /* new per-source entries per period; 0 = no budget */
 	__u64 new_sources_period_ns;
 	__u64 new_sources_burst; /* 0 = new_sources_count */
+	__u64 events_count;	 /* datapath events per period (burst too); 0 = off */
+	__u64 events_period_ns;
 	unsigned int n_policies;
 	struct fg_policy_conf policies[FG_MAX_POLICIES];
 	unsigned int n_allow; /* [allow] src = ... */

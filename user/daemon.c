@@ -160,15 +160,13 @@ static int load_or_adopt(const struct fg_run_opts *opts)
 		pr_warn("floodgate's pins on %s have no attached program: loading afresh\n",
 			opts->ifname);
 		ret = fg_cmd_unload(opts->ifname);
+	} else if (err == -EPROTO) {
+		/* Another build's layout: load takes over from it. */
+		pr_warn("floodgate on %s has another map layout: upgrading it\n", opts->ifname);
 	} else if (err != -ENOENT) {
-		/* Adopting across map layouts is not supported yet: say so
-		 * instead of a bare "Protocol error". */
-		pr_warn("Error: the maps pinned for %s cannot be adopted (%s)%s\n", opts->ifname,
-			strerror(-err),
-			err == -EPROTO ? ": they have another floodgate version's layout; unload "
-					 "them with that version, then start again"
-				       : "");
-		return err == -EPROTO ? FG_EXIT_STATE : FG_EXIT_FAILURE;
+		pr_warn("Error: the maps pinned for %s cannot be adopted (%s)\n", opts->ifname,
+			strerror(-err));
+		return FG_EXIT_FAILURE;
 	}
 	return ret ? ret : fg_cmd_load(&load);
 }

@@ -22,6 +22,7 @@
 #include "pinned.h"
 #include "policy.h"
 #include "skeleton.h"
+#include "upgrade.h"
 #include "xdp_ext.h"
 
 #define FG_TC_HANDLE   0xf100
@@ -394,6 +395,7 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 {
 	struct fg_compiled *compiled = NULL;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	char pin_dir[PATH_MAX];
 	struct fg_runtime rt;
 	const char *ifname;
 	unsigned int ifindex;
@@ -417,6 +419,12 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 	if (ret)
 		goto out;
 	rt.ifindex = ifindex;
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+		/* Another build's layout: take over from it (user/upgrade.c). */
+		ret = fg_upgrade(ifname, pin_dir, cfg, compiled);
+		goto out;
+	}
 	ret = load_locked(ifname, cfg, compiled, &rt);
 	if (!ret)
 		printf("floodgate loaded on %s (%s%s), %u policies\n", ifname,
@@ -685,6 +693,7 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_compiled *compiled = NULL;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	char pin_dir[PATH_MAX];
 	unsigned int ifindex;
 	int lock_fd = -1, ret;
 
@@ -696,6 +705,14 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	ret = prepare_state_change(ifname, &ifindex, &lock_fd);
 	if (ret)
 		goto out;
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+		/* Another build's layout: take over from it (user/upgrade.c). */
+		ret = compile_config(cfg, config_path, 0, &compiled);
+		if (!ret)
+			ret = fg_upgrade(ifname, pin_dir, cfg, compiled);
+		goto out;
+	}
 	ret = fg_open_loaded(ifname, &pinned);
 	if (!ret)
 		ret = check_program_runs(ifname);

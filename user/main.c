@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "events.h"
 #include "filemode.h"
 #include "floodgate.h"
 #include "loader.h"
@@ -256,6 +257,11 @@ static int run_top(const struct cmd_args *a)
 	return fg_cmd_top(a->ifname, (unsigned int)count, a->policy, a->json);
 }
 
+static int run_events(const struct cmd_args *a)
+{
+	return fg_cmd_events(a->ifname, a->json);
+}
+
 static int run_run(const struct cmd_args *a)
 {
 	const struct fg_run_opts opts = {.ifname = a->ifname,
@@ -281,6 +287,8 @@ static const struct command commands[] = {
 	{"top", run_top, top_options, POS_REQUIRED, NULL, false, true,
 	 "IFACE [-n N] [--policy NAME] [--json]",
 	 "the sources with the most drops, and their state"},
+	{"events", run_events, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
+	 "stream events (refusals starting, bans and their end, full tables) until stopped"},
 	{"run", run_run, run_options, POS_REQUIRED, NULL, false, true,
 	 "IFACE [-c FILE] [--metrics ADDR:PORT] [--keep]",
 	 "load or adopt, stay in the foreground: SIGHUP reloads, SIGTERM unloads"},

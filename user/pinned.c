@@ -51,6 +51,10 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 FD_OF(bans), NULL, false, "`floodgate bans IFACE` lists them"},
 	{"global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_global_stats),
 	 FD_OF(global_stats), NULL, false, NULL},
+	{"event_budget", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_budget),
+	 FD_OF(maps.event_budget), NULL, false, NULL},
+	/* A ring buffer has no key or value: the kernel reports both as 0. */
+	{"events", BPF_MAP_TYPE_RINGBUF, 0, 0, FD_OF(events), NULL, false, NULL},
 };
 /* clang-format on */
 const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);

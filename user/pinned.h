@@ -29,6 +29,7 @@ struct fg_pinned {
 	int windows;
 	int logs;
 	int global_stats;
+	int events;	      /* the ring buffer of struct fg_event */
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };

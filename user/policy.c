@@ -177,26 +177,25 @@ static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_co
 	}
 }
 
-/* Each CPU gets rate/ncpus with burst/ncpus: its interval is ncpus times
- * the configured one, and its tolerance (burst x interval) is unchanged. */
-static int compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
+/* A per-CPU bucket of `burst` at COUNT/PERIOD for the whole machine (the
+ * new-source budget, the event budget): each CPU gets rate/ncpus with
+ * burst/ncpus, its interval being ncpus times the configured one and its
+ * tolerance (burst x interval) unchanged. COUNT 0 leaves it off. */
+static int compile_budget(__u64 count, __u64 period_ns, __u64 burst, struct fg_budget *budget)
 {
 	const __u64 max_interval = ~0ULL - (1ULL << (FG_GCRA_FRAC_BITS - 1));
-	__u64 burst = cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count;
 	int ncpus = libbpf_num_possible_cpus();
-	__u64 per_source;
+	__u64 per_unit;
 
 	memset(budget, 0, sizeof(*budget));
-	if (!cfg->new_sources_count)
+	if (!count)
 		return 0;
-	/* The validator bounds new_sources_burst but not burst x T (1/h with
+	/* The validator bounds the burst but not burst x T (1/h with
 	 * burst 1e9 is 114,000 years of credit): past 2^62 ns it is capped. */
-	per_source = fg_gcra_cost_ns(
-		fg_gcra_interval_fp(cfg->new_sources_count, cfg->new_sources_period_ns), 1);
-	if (per_source && burst > (1ULL << 62) / per_source)
-		burst = (1ULL << 62) / per_source;
-	if (fg_gcra_params_init(&budget->gcra, cfg->new_sources_count, cfg->new_sources_period_ns,
-				burst, 0))
+	per_unit = fg_gcra_cost_ns(fg_gcra_interval_fp(count, period_ns), 1);
+	if (per_unit && burst > (1ULL << 62) / per_unit)
+		burst = (1ULL << 62) / per_unit;
+	if (fg_gcra_params_init(&budget->gcra, count, period_ns, burst, 0))
 		return -EINVAL;
 	if (ncpus < 1)
 		ncpus = 1;
@@ -247,7 +246,11 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 			set->src_restricted |= bit;
 	}
 	compile_access(cfg, slot, out);
-	if (compile_budget(cfg, &out->budget))
+	if (compile_budget(cfg->new_sources_count, cfg->new_sources_period_ns,
+			   cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
+			   &out->budget) ||
+	    compile_budget(cfg->events_count, cfg->events_period_ns, cfg->events_count,
+			   &out->event_budget))
 		return -EINVAL;
 	return compile_sources(cfg, slot, out);
 }
@@ -356,6 +359,8 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 			return -errno;
 	}
 	err = write_budget(maps->new_source_budget, &compiled->budget);
+	if (!err)
+		err = write_budget(maps->event_budget, &compiled->event_budget);
 	if (err)
 		return err;
 	return zero_slot_stats(maps->policy_stats, slot);

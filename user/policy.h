@@ -23,7 +23,8 @@ struct fg_compiled {
 	__u64 sport_mask[FG_PORT_SLOTS];
 	unsigned int n_src;
 	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
-	struct fg_budget budget; /* per CPU; tat_ns is 0 */
+	struct fg_budget budget;       /* per CPU; tat_ns is 0 */
+	struct fg_budget event_budget; /* per CPU; interval_fp 0 = events off */
 	unsigned int n_access;
 	struct fg_src_lpm_key access_key[2 * FG_MAX_ACCESS_CIDRS];
 	__u32 access_value[2 * FG_MAX_ACCESS_CIDRS];
@@ -37,6 +38,7 @@ struct fg_policy_maps {
 	int src_match;
 	int access_lists;
 	int new_source_budget;
+	int event_budget;
 	int policy_stats;
 	int runtime;
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* `status` and `stats`: read-only views of the pinned maps. */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <limits.h>
 #include <errno.h>
@@ -74,6 +75,33 @@ const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const ch
 		if (!strncmp(set->policies[i].name, name, FG_POLICY_NAME_LEN))
 			return &set->policies[i];
 	return NULL;
+}
+
+const struct fg_policy *fg_policy_by_id(const struct fg_policy_set *set, __u32 id)
+{
+	__u32 i;
+
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
+		if (set->policies[i].id == id)
+			return &set->policies[i];
+	return NULL;
+}
+
+void fg_format_key(const struct fg_source_key *key, char *buf, size_t size)
+{
+	char addr[INET6_ADDRSTRLEN];
+
+	if (key->family == FG_FAMILY_OVERFLOW) {
+		snprintf(buf, size, "overflow");
+		return;
+	}
+	if (key->family != FG_FAMILY_IPV4 && key->family != FG_FAMILY_IPV6) {
+		snprintf(buf, size, "global");
+		return;
+	}
+	inet_ntop(key->family == FG_FAMILY_IPV4 ? AF_INET : AF_INET6, key->addr, addr,
+		  sizeof(addr));
+	snprintf(buf, size, "%s/%u", addr, key->prefix_len);
 }
 
 /* Entries in use in a hash or trie whose keys are at most 32 bytes. */

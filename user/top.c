@@ -144,8 +144,8 @@ static int offer_source(const void *key, const void *value, void *ctx)
 {
 	const struct fg_source_state *v = value;
 
-	offer(ctx, key, FG_TOP_SOURCES, v->dropped, (__u64)v->last_seen << FG_LAST_SEEN_SHIFT,
-	      &v->tat_ns, sizeof(v->tat_ns));
+	offer(ctx, key, FG_TOP_SOURCES, v->dropped & FG_DROPPED_COUNT,
+	      (__u64)v->last_seen << FG_LAST_SEEN_SHIFT, &v->tat_ns, sizeof(v->tat_ns));
 	return 0;
 }
 
@@ -153,7 +153,8 @@ static int offer_window(const void *key, const void *value, void *ctx)
 {
 	const struct fg_window_entry *v = value;
 
-	offer(ctx, key, FG_TOP_WINDOWS, v->dropped, v->last_seen_ns, &v->state, sizeof(v->state));
+	offer(ctx, key, FG_TOP_WINDOWS, v->dropped & FG_DROPPED_COUNT, v->last_seen_ns, &v->state,
+	      sizeof(v->state));
 	return 0;
 }
 
@@ -161,7 +162,8 @@ static int offer_log(const void *key, const void *value, void *ctx)
 {
 	const struct fg_log_entry *v = value;
 
-	offer(ctx, key, FG_TOP_LOGS, v->dropped, v->last_seen_ns, &v->state, sizeof(v->state));
+	offer(ctx, key, FG_TOP_LOGS, v->dropped & FG_DROPPED_COUNT, v->last_seen_ns, &v->state,
+	      sizeof(v->state));
 	return 0;
 }
 
@@ -326,23 +328,6 @@ static __u64 monotonic_ns(void)
 	return (__u64)ts.tv_sec * NS_PER_S + ts.tv_nsec;
 }
 
-static void format_source(const struct fg_source_key *key, char *buf, size_t size)
-{
-	char addr[INET6_ADDRSTRLEN];
-
-	if (key->family == FG_FAMILY_OVERFLOW) {
-		snprintf(buf, size, "overflow");
-		return;
-	}
-	if (key->family != FG_FAMILY_IPV4 && key->family != FG_FAMILY_IPV6) {
-		snprintf(buf, size, "global");
-		return;
-	}
-	inet_ntop(key->family == FG_FAMILY_IPV4 ? AF_INET : AF_INET6, key->addr, addr,
-		  sizeof(addr));
-	snprintf(buf, size, "%s/%u", addr, key->prefix_len);
-}
-
 /* The ban that covers the row's source, if any. */
 static bool find_ban(int bans_fd, const struct fg_source_key *key, struct fg_ban *ban)
 {
@@ -353,16 +338,6 @@ static bool find_ban(int bans_fd, const struct fg_source_key *key, struct fg_ban
 		return false;
 	memcpy(lpm.addr, key->addr, sizeof(lpm.addr));
 	return !bpf_map_lookup_elem(bans_fd, &lpm, ban);
-}
-
-static const struct fg_policy *policy_by_id(const struct fg_policy_set *set, __u32 id)
-{
-	__u32 i;
-
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
-		if (set->policies[i].id == id)
-			return &set->policies[i];
-	return NULL;
 }
 
 /* One row's derived figures, in the units printed. */
@@ -383,7 +358,7 @@ static void view_row(const struct fg_top_row *row, const struct fg_policy *p, in
 {
 	struct fg_ban ban;
 
-	format_source(&row->key, v->source, sizeof(v->source));
+	fg_format_key(&row->key, v->source, sizeof(v->source));
 	v->policy = p ? p->name : "(removed)";
 	v->unit = p && (p->flags & FG_POLICY_BYTES) ? "bytes" : "packets";
 	v->last_seen_s = now > row->last_seen_ns ? (double)(now - row->last_seen_ns) / NS_PER_S : 0;
@@ -456,7 +431,7 @@ static void print_top(const struct fg_top *top, const struct fg_policy_set *set,
 	for (i = 0; i < top->count; i++) {
 		const struct fg_top_row *row = &top->rows[i];
 
-		view_row(row, policy_by_id(set, row->key.policy_id), bans_fd, now, &v);
+		view_row(row, fg_policy_by_id(set, row->key.policy_id), bans_fd, now, &v);
 		if (json)
 			print_row_json(row, &v, i == 0);
 		else

@@ -16,8 +16,8 @@ HOLD_RATE=10
 HOLD_BURST=50
 TUNE_BURST=20
 # Every map floodgate pins (user/pinned.c, fg_pinned_maps[]).
-PINNED_MAPS="access_lists bans dport_match global_stats logs new_source_budget policy_sets
-policy_stats runtime sources sport_match src_match windows"
+PINNED_MAPS="access_lists bans dport_match event_budget events global_stats logs
+new_source_budget policy_sets policy_stats runtime sources sport_match src_match windows"
 
 # write_config FILE TUNE_RATE WITH_GONE [GLOBAL_LINE]
 write_config() {
@@ -208,8 +208,10 @@ mkdir -p "$PIN"
 bpftool map create "$PIN/policy_sets" type array key 4 value 8 entries 2 name policy_sets
 expect_exit 1 "status over a stale policy_sets pin of another size" "$FLOODGATE" status fgA
 check "  ... names the map" grep -q "pinned map $PIN/policy_sets is not the one" <<<"$LAST_ERR"
-expect_exit 1 "reload over it" "$FLOODGATE" reload fgA -c "$WORK/b.conf"
-check "  ... names the map" grep -q "pinned map $PIN/policy_sets is not the one" <<<"$LAST_ERR"
+expect_exit 5 "reload over it: no program of theirs to upgrade from" \
+	"$FLOODGATE" reload fgA -c "$WORK/b.conf"
+check "  ... says so, and what to remove" \
+	grep -q "have another layout .* no program of theirs is attached to fgA .*rm -r $PIN" <<<"$LAST_ERR"
 rm -r "$PIN"
 
 finish

@@ -187,15 +187,19 @@ rc=$?
 check "  ... with 0 ($rc), and says why" \
 	bash -c "[ $rc -eq 0 ] && grep -q 'unloaded from fgA by someone else' '$LOG'"
 
-# --- pins of another layout (an older build): refused, and said so ------------
+# --- pins of another layout (an older build): upgraded in place --------------
+# (tests/integration/test_upgrade.sh tests the upgrade itself, with two builds)
 expect_exit 0 "load" "$FLOODGATE" load fgA -c "$CONF"
 id=$(prog_id)
 rm "$PIN/global_stats"
 bpftool map create "$PIN/global_stats" type percpu_array key 4 value 8 entries 1 name global_stats
-expect_exit 5 "run over pins of another layout is refused" timeout 10 "$FLOODGATE" run fgA -c "$CONF"
-check "  ... saying why" grep -q "another floodgate version's layout" <<<"$LAST_ERR"
-check "  ... and the running program is left alone" \
-	bash -c "bpftool net show dev fgA | grep -q 'id $id'"
+start_run
+check "run over pins of another layout upgrades them" \
+	wait_until 10 grep -q "upgraded from map layout" "$LOG"
+check "  ... replacing the program ($id)" bash -c "[ -n '$(prog_id)' ] && [ '$(prog_id)' != '$id' ]"
+stop_run TERM
+rc=$?
+check "  ... and SIGTERM unloads it: exit 0 ($rc)" bash -c "[ $rc -eq 0 ] && [ ! -e '$PIN' ]"
 
 echo "--- run log"
 sed 's/^/    /' "$LOG"

@@ -33,8 +33,9 @@ static double seconds_since(clockid_t clock, const struct timespec *start)
 	return (now.tv_sec - start->tv_sec) + (now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* Entry i: 10.x.y.z = i, policy A or B alternating, dropped = i % 1000
- * (so many ties), except the last, which is the heaviest of all. */
+/* Entry i: 10.x.y.z = i, policy A or B alternating, dropped = (i % 1000)
+ * x 64 as the datapath samples it (so many ties), with the refusing flag
+ * on odd entries (top masks it), except the last, the heaviest of all. */
 static void make_entry(__u32 i, struct fg_source_key *key, struct fg_source_state *value)
 {
 	__u32 addr = htobe32(0x0a000000 | i);
@@ -43,7 +44,9 @@ static void make_entry(__u32 i, struct fg_source_key *key, struct fg_source_stat
 				      .family = FG_FAMILY_IPV4,
 				      .prefix_len = 32};
 	memcpy(key->addr, &addr, 4);
-	*value = (struct fg_source_state){.tat_ns = 1, .last_seen = i, .dropped = i % 1000};
+	*value = (struct fg_source_state){.tat_ns = 1,
+					  .last_seen = i,
+					  .dropped = (i % 1000) * 64 | (i & FG_DROPPED_REFUSING)};
 	if (i == FULL_TABLE - 1)
 		value->dropped = HEAVY_DROPS;
 }
@@ -113,7 +116,7 @@ static void test_full_table_under_a_second(void **state)
 	assert_int_equal(top.rows[0].key.addr[3], (FULL_TABLE - 1) & 0xff);
 	for (i = 1; i < top.count; i++) {
 		assert_true(top.rows[i - 1].dropped >= top.rows[i].dropped);
-		assert_int_equal(top.rows[i].dropped, 999);
+		assert_int_equal(top.rows[i].dropped, 999 * 64);
 	}
 	fg_top_free(&top);
 }
@@ -129,7 +132,7 @@ static void test_policy_filter(void **state)
 	assert_int_equal(top.count, 50);
 	for (i = 0; i < top.count; i++) {
 		assert_int_equal(top.rows[i].key.policy_id, POLICY_A);
-		assert_true(top.rows[i].dropped < 1000);
+		assert_true(top.rows[i].dropped < 1000 * 64);
 	}
 	/* Ties go to the most recently seen. */
 	assert_true(top.rows[0].last_seen_ns >= top.rows[1].last_seen_ns);

@@ -675,7 +675,7 @@ static void test_errors_structure(void **state)
 		{"brust = 1\n" POLR, 1, "unknown key 'brust'",
 		 "t.conf:1: unknown key 'brust' (expected one of: interface, hook, xdp_mode, "
 		 "max_sources, malformed, on_insert_failure, new_sources, new_sources_burst, "
-		 "clock)\n"},
+		 "clock, events)\n"},
 		{"Hook = xdp\n" POLR, 1, "unknown key 'Hook'", NULL},
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
@@ -916,6 +916,21 @@ static void test_budget_and_clock(void **state)
 	assert_int_equal(c->new_sources_count, 0);
 }
 
+static void test_events_key(void **state)
+{
+	const struct fg_config *c;
+
+	(void)state;
+	c = parse_ok("default", "[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->events_count, FG_DEFAULT_EVENTS);
+	assert_int_equal(c->events_period_ns, 1000000000ULL);
+	c = parse_ok("set", "events = 20/min\n[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->events_count, 20);
+	assert_int_equal(c->events_period_ns, 60000000000ULL);
+	c = parse_ok("off", "events = off\n[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->events_count, 0);
+}
+
 static void test_errors_budget_and_clock(void **state)
 {
 	static const struct error_case cases[] = {
@@ -924,6 +939,11 @@ static void test_errors_budget_and_clock(void **state)
 		{"new_sources = 10/fortnight\n" POLR, 1, "bad new_sources", NULL},
 		{"new_sources_burst = 0\n" POLR, 1, "bad new_sources_burst", NULL},
 		{"clock = fast\n" POLR, 1, "bad clock 'fast'", NULL},
+		{"events = many\n" POLR, 1,
+		 "bad events 'many' (expected off, or a rate of events such as 100/s", NULL},
+		{"events = 0/s\n" POLR, 1, "bad events", NULL},
+		{"events = 2000000/s\n" POLR, 1, "up to 1000000/s", NULL},
+		{"events = 1/s\nevents = off\n" POLR, 2, "duplicate key 'events'", NULL},
 	};
 
 	(void)state;
@@ -1288,6 +1308,7 @@ int main(void)
 		cmocka_unit_test(test_errors_globals),
 		cmocka_unit_test(test_errors_match),
 		cmocka_unit_test(test_algorithms),
+		cmocka_unit_test(test_events_key),
 		cmocka_unit_test(test_budget_and_clock),
 		cmocka_unit_test(test_errors_budget_and_clock),
 		cmocka_unit_test(test_match_clauses_and_keys),

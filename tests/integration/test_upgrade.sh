@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Upgrades across map layouts, with two builds: build/floodgate and
+# build/layout-b/floodgate, whose `bans` value is padded (FG_TEST_LAYOUT_PAD;
+# `make tests` builds both). While one source floods, `load` with the other
+# build takes over: the source stays limited across the switch (admissions
+# within burst + rate x elapsed: its bucket is shared, not reset, and no
+# moment is unprotected), the ban survives, the counters are carried by
+# policy name, and the pins become the new build's. Then back again, at tc.
+source "$(dirname "$0")/lib.sh"
+
+WORK=$(mktemp -d)
+FLOOD_PID=
+trap '[ -n "$FLOOD_PID" ] && kill "$FLOOD_PID" 2>/dev/null; lab_down; rm -rf "$WORK"' EXIT
+FG_A=$FLOODGATE
+FG_B=$(dirname "$FLOODGATE")/layout-b/floodgate
+if [ ! -x "$FG_B" ]; then
+	echo "test_upgrade: $FG_B is missing (make tests builds it)"
+	exit 1
+fi
+
+RATE=10
+BURST=1000
+cat >"$WORK/up.conf" <<CONF
+[policy flood]
+match = udp dport 9
+rate  = $RATE/s
+burst = $BURST
+CONF
+
+prog_id() {
+	bpftool -j net show dev fgA | python3 -c '
+import json, sys
+d = json.load(sys.stdin)[0]
+ids = [p["id"] for p in d["xdp"]] + [p["id"] for p in d["tc"]]
+print(ids[0] if ids else 0)'
+}
+
+lab_up
+count_sources 10.0.0.1
+expect_exit 0 "load with build A" "$FG_A" load fgA -c "$WORK/up.conf"
+expect_exit 0 "ban 10.9.9.9 for 10 minutes" "$FG_A" ban fgA 10.9.9.9 --for 10m
+expect_exit 1 "build B cannot read A's pins (status)" "$FG_B" status fgA
+old_id=$(prog_id)
+
+start=$(date +%s.%N)
+flood --dst 10.200.0.1 --src 10.0.0.1 --rate 20000 --duration 8 >/dev/null &
+FLOOD_PID=$!
+# Past the burst, the bucket is empty: a reset would hand out a new one.
+wait_until 5 test "$(received 0)" -ge "$BURST"
+expect_exit 0 "load with build B takes over mid-flood" "$FG_B" load fgA -c "$WORK/up.conf"
+echo "    $LAST_ERR"
+check "  ... saying what was shared and converted" \
+	grep -q "upgraded from map layout .*shared: sources.*converted: .*1 bans" <<<"$LAST_ERR"
+# A switch after the flood would prove nothing: a reset bucket would
+# admit another burst only while the flood lasts.
+check "  ... while the flood was still running" kill -0 "$FLOOD_PID"
+wait "$FLOOD_PID"
+FLOOD_PID=
+end=$(date +%s.%N)
+admitted=$(received 0)
+limit=$(python3 -c "import math; print(math.floor($BURST + $RATE * ($end - $start)))")
+echo "    admitted $admitted of an 8 s flood at 20000/s; burst + rate x elapsed = $limit"
+check "the source stayed limited across the switch" test "$admitted" -le "$limit"
+check "  ... after its whole burst" test "$admitted" -ge "$BURST"
+
+new_id=$(prog_id)
+check "a new program ($new_id) replaced the old ($old_id)" \
+	bash -c "[ '$new_id' -ne 0 ] && [ '$new_id' -ne '$old_id' ]"
+expect_exit 0 "build B reads the pins now (status)" "$FG_B" status fgA
+expect_exit 1 "  ... and build A no longer can" "$FG_A" status fgA
+check "the ban survived with its expiry" \
+	bash -c "'$FG_B' bans fgA | grep -Eq '^10.9.9.9/32 +(59[0-9]|5[0-9][0-9])\.[0-9]s +1 +\(by hand\)'"
+passed=$("$FG_B" stats fgA --json | python3 -c \
+	'import json,sys; print([p for p in json.load(sys.stdin)["policies"] if p["name"] == "flood"][0]["passed_packets"])')
+check "the policy's counters were carried ($passed passed)" test "$passed" -ge "$BURST"
+check "no staging or retired folder is left" \
+	bash -c "! ls -A /sys/fs/bpf/floodgate | grep -q ':'"
+
+# Back to build A, at tc this time.
+expect_exit 0 "upgrade back to build A" "$FG_A" load fgA -c "$WORK/up.conf"
+check "  ... the ban is still there" bash -c "'$FG_A' bans fgA | grep -q '^10.9.9.9/32'"
+expect_exit 0 "unload" "$FG_A" unload fgA
+expect_exit 0 "load at tc with build A" "$FG_A" load fgA -c "$WORK/up.conf" --hook tc
+old_id=$(prog_id)
+expect_exit 0 "build B takes over at tc" "$FG_B" load fgA -c "$WORK/up.conf"
+new_id=$(prog_id)
+check "  ... the tc filter's program was replaced in place ($old_id -> $new_id)" \
+	bash -c "[ '$new_id' -ne 0 ] && [ '$new_id' -ne '$old_id' ] && tc filter show dev fgA ingress | grep -q 'id $new_id'"
+expect_exit 0 "unload with build B" "$FG_B" unload fgA
+check "  ... leaves nothing attached" bash -c "[ \"\$(bpftool -j net show dev fgA | python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(len(d[\"xdp\"]) + len(d[\"tc\"]))')\" = 0 ]"
+finish

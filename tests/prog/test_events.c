@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * BPF_PROG_TEST_RUN tests of the datapath's events: each kind is emitted on
+ * its transition only, with its fields; the per-CPU cap admits exactly
+ * burst + rate x elapsed events under the injected clock and counts the
+ * rest in events_suppressed; `events = off` emits nothing. The tests stay
+ * on CPU 0, since the cap, like the new-source budget, is per CPU.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "config.h"
+#include "floodgate.skel.h"
+#include "packets.h"
+#include "pinned.h"
+#include "skeleton.h"
+
+#define MS	   1000000ULL
+#define SEC	   1000000000ULL
+#define T0	   (1000 * SEC)
+#define MAX_EVENTS 1024
+
+struct collected {
+	struct fg_event events[MAX_EVENTS];
+	int count;
+};
+
+static struct floodgate_bpf *load_with(const char *config, bool fail_inserts)
+{
+	const struct fg_skel_opts opts = {.progs = FG_SKEL_XDP, .test_clock = true};
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct floodgate_bpf *skel;
+	struct fg_pinned maps;
+
+	assert_non_null(cfg);
+	assert_int_equal(fg_config_parse_string("test", config, cfg, stderr), 0);
+	skel = fg_skel_open(cfg, &opts);
+	assert_non_null(skel);
+	skel->rodata->fg_test_fail_inserts = fail_inserts;
+	assert_int_equal(floodgate_bpf__load(skel), 0);
+	assert_int_equal(fg_pinned_from_object(skel->obj, &maps), 0);
+	assert_int_equal(fg_skel_push(&maps.maps, cfg, NULL, 0), 0);
+	free(cfg);
+	return skel;
+}
+
+/* Sends n packets from `src` at `now`; returns how many passed. */
+static int send_from(struct floodgate_bpf *skel, __u64 now, const char *src, int n)
+{
+	const struct pkt_spec spec = {.family = 4, .src = src, .proto = IPPROTO_UDP, .dport = 9};
+	uint8_t buf[1600]; /* build_packet clears 1600 bytes */
+	size_t len = build_packet(buf, &spec);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .data_size_in = len, .repeat = 1);
+	int i, passed = 0;
+
+	skel->bss->fg_test_now_ns = now;
+	for (i = 0; i < n; i++) {
+		assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fg_xdp), &opts),
+				 0);
+		passed += opts.retval == XDP_PASS;
+	}
+	return passed;
+}
+
+static int collect_one(void *ctx, void *data, size_t size)
+{
+	struct collected *c = ctx;
+
+	assert_int_equal(size, sizeof(struct fg_event));
+	assert_true(c->count < MAX_EVENTS);
+	memcpy(&c->events[c->count++], data, sizeof(struct fg_event));
+	return 0;
+}
+
+/* Drains the ring into `c` (appending); returns how many were read. */
+static int drain(struct floodgate_bpf *skel, struct collected *c)
+{
+	struct ring_buffer *rb =
+		ring_buffer__new(bpf_map__fd(skel->maps.events), collect_one, c, NULL);
+	int n;
+
+	assert_non_null(rb);
+	n = ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+	assert_true(n >= 0);
+	return n;
+}
+
+static __u64 suppressed(struct floodgate_bpf *skel)
+{
+	int ncpus = libbpf_num_possible_cpus(), cpu;
+	struct fg_global_stats *per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	__u32 zero = 0;
+	__u64 sum = 0;
+
+	assert_non_null(per_cpu);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.global_stats), &zero, per_cpu),
+			 0);
+	for (cpu = 0; cpu < ncpus; cpu++)
+		sum += per_cpu[cpu].events_suppressed;
+	free(per_cpu);
+	return sum;
+}
+
+/* The id of the config's one policy, as the datapath keys it. */
+static __u32 only_policy_id(struct floodgate_bpf *skel)
+{
+	static struct fg_policy_set set;
+	__u32 slot = 0;
+
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.policy_sets), &slot, &set), 0);
+	assert_int_equal(set.count, 1);
+	return set.policies[0].id;
+}
+
+static void assert_event(struct floodgate_bpf *skel, const struct fg_event *e, __u32 type,
+			 const char *addr, __u8 prefix_len, __u64 time_ns)
+{
+	__u8 expected[16] = {0};
+
+	assert_int_equal(inet_pton(AF_INET, addr, expected), 1);
+	assert_int_equal(e->type, type);
+	assert_int_equal(e->family, FG_FAMILY_IPV4);
+	assert_int_equal(e->prefix_len, prefix_len);
+	assert_memory_equal(e->addr, expected, sizeof(expected));
+	assert_int_equal(e->time_ns, time_ns);
+	assert_int_equal(e->policy_id, only_policy_id(skel));
+}
+
+static cpu_set_t stay_on_cpu0(void)
+{
+	cpu_set_t one, all;
+
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	return all;
+}
+
+/* One `refusing` event per refusal episode: none for the refusals that
+ * follow the first, a new one after an admission ended the episode. */
+static void test_refusing_on_transition_only(void **state)
+{
+	struct floodgate_bpf *skel = load_with(
+		"events = 1000/s\n[policy p]\nmatch = any\nrate = 1/s\nburst = 2\n", false);
+	struct collected *c = calloc(1, sizeof(*c));
+	cpu_set_t all = stay_on_cpu0();
+
+	(void)state;
+	assert_int_equal(send_from(skel, T0, "10.0.0.1", 50), 2);
+	assert_int_equal(drain(skel, c), 1);
+	assert_event(skel, &c->events[0], FG_EVENT_REFUSING, "10.0.0.1", 32, T0);
+	/* another source's episode is its own */
+	assert_int_equal(send_from(skel, T0 + MS, "10.0.0.2", 10), 2);
+	assert_int_equal(drain(skel, c), 1);
+	assert_event(skel, &c->events[1], FG_EVENT_REFUSING, "10.0.0.2", 32, T0 + MS);
+	/* still refused: nothing new */
+	assert_int_equal(send_from(skel, T0 + 500 * MS, "10.0.0.1", 10), 0);
+	assert_int_equal(drain(skel, c), 0);
+	/* one token back: admitted, which ends the episode; the next refusal
+	 * starts a new one */
+	assert_int_equal(send_from(skel, T0 + 1500 * MS, "10.0.0.1", 5), 1);
+	assert_int_equal(drain(skel, c), 1);
+	assert_event(skel, &c->events[2], FG_EVENT_REFUSING, "10.0.0.1", 32, T0 + 1500 * MS);
+	assert_int_equal(suppressed(skel), 0);
+	sched_setaffinity(0, sizeof(all), &all);
+	free(c);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A ban carries its expiry; the refusal that causes it is its own event. */
+static void test_banned_event(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = any\nper = src/24\nrate = 1/s\n"
+					       "burst = 2\naction = ban 10s\n",
+					       false);
+	struct collected *c = calloc(1, sizeof(*c));
+	cpu_set_t all = stay_on_cpu0();
+
+	(void)state;
+	assert_int_equal(send_from(skel, T0, "10.1.2.3", 5), 2);
+	assert_int_equal(drain(skel, c), 2);
+	assert_event(skel, &c->events[0], FG_EVENT_REFUSING, "10.1.2.0", 24, T0);
+	assert_event(skel, &c->events[1], FG_EVENT_BANNED, "10.1.2.0", 24, T0);
+	assert_int_equal(c->events[1].expires_ns, T0 + 10 * SEC);
+	sched_setaffinity(0, sizeof(all), &all);
+	free(c);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The new-source budget's exhaustion is reported once per episode; a
+ * table that refuses an entry, each time (within the cap). */
+static void test_budget_and_table_events(void **state)
+{
+	struct floodgate_bpf *skel = load_with("new_sources = 1000/s\nnew_sources_burst = 4\n"
+					       "[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n",
+					       false);
+	int ncpus = libbpf_num_possible_cpus(), own = 4 / ncpus, i, budget_events = 0;
+	struct collected *c = calloc(1, sizeof(*c));
+	cpu_set_t all = stay_on_cpu0();
+	char addr[32];
+
+	(void)state;
+	if (ncpus > 4)
+		skip();
+	for (i = 0; i < 10; i++) {
+		snprintf(addr, sizeof(addr), "10.7.0.%d", i + 1);
+		send_from(skel, T0, addr, 1);
+	}
+	/* the first source past the budget reports it; the shared overflow
+	 * bucket the others meet has its own refusal episode */
+	drain(skel, c);
+	for (i = 0; i < c->count; i++) {
+		if (c->events[i].type != FG_EVENT_BUDGET_EXHAUSTED)
+			continue;
+		snprintf(addr, sizeof(addr), "10.7.0.%d", own + 1);
+		assert_event(skel, &c->events[i], FG_EVENT_BUDGET_EXHAUSTED, addr, 32, T0);
+		budget_events++;
+	}
+	assert_int_equal(budget_events, 1);
+	/* the budget refills (one source per ncpus ms here), then runs out
+	 * again: a second episode */
+	c->count = 0;
+	send_from(skel, T0 + ncpus * MS, "10.7.1.1", 1);
+	send_from(skel, T0 + ncpus * MS, "10.7.1.2", 1);
+	assert_int_equal(drain(skel, c), 1);
+	assert_event(skel, &c->events[0], FG_EVENT_BUDGET_EXHAUSTED, "10.7.1.2", 32,
+		     T0 + ncpus * MS);
+	floodgate_bpf__destroy(skel);
+
+	/* every insert fails: each new source is a table_full event */
+	skel = load_with("[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n", true);
+	c->count = 0;
+	send_from(skel, T0, "10.8.0.1", 2);
+	send_from(skel, T0, "10.8.0.2", 1);
+	assert_int_equal(drain(skel, c), 3);
+	assert_event(skel, &c->events[0], FG_EVENT_TABLE_FULL, "10.8.0.1", 32, T0);
+	assert_event(skel, &c->events[2], FG_EVENT_TABLE_FULL, "10.8.0.2", 32, T0);
+	sched_setaffinity(0, sizeof(all), &all);
+	free(c);
+	floodgate_bpf__destroy(skel);
+}
+
+/* `n` new sources at `now`, each admitted once and then refused: n events
+ * due. */
+static void refuse_sources(struct floodgate_bpf *skel, __u64 now, int first, int n)
+{
+	char addr[32];
+	int i;
+
+	for (i = first; i < first + n; i++) {
+		snprintf(addr, sizeof(addr), "10.9.%d.%d", i / 250, i % 250 + 1);
+		assert_int_equal(send_from(skel, now, addr, 2), 1);
+	}
+}
+
+/* events = 10/s on ncpus CPUs: this CPU's bucket has interval ncpus x
+ * 100 ms and the tolerance of the whole burst, 1 s, so it holds
+ * floor(1 s / interval) events and earns one per interval. Under steady
+ * pressure (more events due every 50 ms than it allows) it emits exactly
+ * burst + elapsed / interval; after an idle minute, one burst again. */
+static void test_cap_is_burst_plus_rate_times_elapsed(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("events = 10/s\n[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n", false);
+	int ncpus = libbpf_num_possible_cpus();
+	const __u64 interval = ncpus * 100 * MS, burst = SEC / interval, step = 50 * MS;
+	struct collected *c = calloc(1, sizeof(*c));
+	cpu_set_t all = stay_on_cpu0();
+	__u64 due = 0, elapsed;
+
+	(void)state;
+	for (elapsed = 0; elapsed <= 3 * SEC; elapsed += step) {
+		refuse_sources(skel, T0 + elapsed, (int)due, 8);
+		due += 8;
+		drain(skel, c);
+		assert_int_equal(c->count, burst + elapsed / interval);
+		assert_int_equal(suppressed(skel), due - c->count);
+	}
+	printf("events = 10/s on %d CPUs, 3 s of pressure on CPU 0: %d emitted (burst %llu + "
+	       "%llu), %llu suppressed\n",
+	       ncpus, c->count, (unsigned long long)burst, (unsigned long long)(3 * SEC / interval),
+	       (unsigned long long)suppressed(skel));
+	c->count = 0;
+	refuse_sources(skel, T0 + 63 * SEC, (int)due, 100);
+	drain(skel, c);
+	assert_int_equal(c->count, burst);
+	sched_setaffinity(0, sizeof(all), &all);
+	free(c);
+	floodgate_bpf__destroy(skel);
+}
+
+static void test_events_off(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("events = off\n[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n", false);
+	struct collected *c = calloc(1, sizeof(*c));
+
+	(void)state;
+	refuse_sources(skel, T0, 0, 20);
+	assert_int_equal(drain(skel, c), 0);
+	assert_int_equal(suppressed(skel), 0);
+	free(c);
+	floodgate_bpf__destroy(skel);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusing_on_transition_only),
+		cmocka_unit_test(test_banned_event),
+		cmocka_unit_test(test_budget_and_table_events),
+		cmocka_unit_test(test_cap_is_burst_plus_rate_times_elapsed),
+		cmocka_unit_test(test_events_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
