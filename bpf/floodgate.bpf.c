@@ -121,6 +121,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } new_source_budget SEC(".maps");
 
+/* Unknown sources recently turned away by the budget, per CPU; not pinned:
+ * it is a short memory that a restart may lose. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_recent_sources);
+} recent_sources SEC(".maps");
+
 /* A zeroed fg_log_entry to create `logs` entries from. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -611,17 +620,60 @@ static __always_inline int fg_insert_state(void *map, const struct fg_source_key
  * is spent: the caller charges the policy's overflow key instead. */
 #define FG_NO_BUDGET -2
 
+/* A 32-bit hash of the whole key, never 0. */
+static __always_inline __u32 fg_key_hash(const struct fg_source_key *key)
+{
+	const __u32 *words = (const __u32 *)key;
+	__u32 hash = 0, i;
+
+#pragma unroll
+	for (i = 0; i < sizeof(*key) / 4; i++)
+		hash = (hash ^ words[i]) * 0x9e3779b1;
+	return hash | 1;
+}
+
+/* Has this CPU turned the unknown key away recently? If not, remember it,
+ * evicting the older of its set. A spoofed flood of R packets a second per
+ * CPU keeps a source in memory for about FG_RECENT_SETS / R seconds: two
+ * more misses in its set evict it (docs in README, Flood resilience). */
+static __always_inline int fg_seen_before(const struct fg_source_key *key)
+{
+	__u32 zero = 0, hash = fg_key_hash(key), set = hash >> 20;
+	struct fg_recent_sources *recent = bpf_map_lookup_elem(&recent_sources, &zero);
+
+	_Static_assert(FG_RECENT_SETS == 1 << 12, "set = the hash's top 12 bits");
+	if (!recent)
+		return 0;
+	if (recent->hash[set][0] == hash || recent->hash[set][1] == hash)
+		return 1;
+	recent->hash[set][1] = recent->hash[set][0];
+	recent->hash[set][0] = hash;
+	return 0;
+}
+
 /* May this CPU create one more per-source entry now? Per-CPU state, so no
- * atomics; only unknown sources ever get here. */
-static __always_inline int fg_budget_allows(__u64 now)
+ * atomics; only unknown sources ever get here. A source seen for the first
+ * time may only spend the upper half of the bucket: the lower half is kept
+ * for sources seen twice, so a spoofed flood (whose sources never repeat)
+ * cannot starve a real new source, which repeats at once. With a per-CPU
+ * burst of one there is no half to keep. */
+static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u64 now)
 {
 	__u32 zero = 0;
 	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
+	struct fg_gcra_params limit;
 	__u64 tat;
 
 	if (!budget || !budget->gcra.interval_fp)
 		return 1;
-	if (!fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))
+	limit = budget->gcra;
+	if (limit.tolerance_ns / 2 >= fg_gcra_cost_ns(limit.interval_fp, 1))
+		limit.tolerance_ns /= 2;
+	if (fg_gcra_admit(&limit, budget->tat_ns, now, 1, &tat)) {
+		budget->tat_ns = tat;
+		return 1;
+	}
+	if (!fg_seen_before(key) || !fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))
 		return 0;
 	budget->tat_ns = tat;
 	return 1;
@@ -660,7 +712,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 		int admitted;
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(now))
+		if (budgeted && !fg_budget_allows(key, now))
 			return FG_NO_BUDGET;
 		admitted = fg_decide_word(policy, 0, now, cost, &new_state);
 		if (admitted)
@@ -739,7 +791,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		struct fg_window_entry fresh = {.last_seen_ns = now};
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(now))
+		if (budgeted && !fg_budget_allows(key, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&windows, key, &fresh);
 		if (!err)
@@ -783,7 +835,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 		if (!fresh)
 			return -1;
-		if (budgeted && !fg_budget_allows(now))
+		if (budgeted && !fg_budget_allows(key, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&logs, key, fresh);
 		if (!err)

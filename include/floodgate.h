@@ -268,12 +268,23 @@ struct fg_ban {
  * each CPU may create per-source entries. A spoofed random-source flood
  * would otherwise insert (and evict) one LRU entry per packet; past the
  * budget, an unknown source is charged to its policy's shared overflow key
- * instead, so known sources keep their state. gcra.interval_fp is the
- * per-CPU interval (the configured one times the number of CPUs); 0
+ * instead, so known sources keep their state (sources seen twice go first:
+ * see fg_recent_sources). gcra.interval_fp is the
+ * per-CPU interval (the configured one times the online CPUs); 0
  * disables. */
 struct fg_budget {
 	__u64 tat_ns;
 	struct fg_gcra_params gcra;
+};
+
+/* Value of the one-entry per-CPU `recent_sources` array: hashes of the
+ * unknown sources the new-source budget recently turned away, in 2-way sets
+ * (the newer in way 0). A source found here is seen a second time, and may
+ * spend the half of the budget that sources seen once may not: random
+ * spoofed sources almost never come back, a real one does at once. */
+#define FG_RECENT_SETS 4096
+struct fg_recent_sources {
+	__u32 hash[FG_RECENT_SETS][2]; /* 0 = empty; a stored hash is odd */
 };
 
 /* Value of the one-entry `runtime` array. */
@@ -361,6 +372,8 @@ _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
 _Static_assert(sizeof(struct fg_budget) == 24, "fg_budget");
 _Static_assert(sizeof(struct fg_runtime) == 72, "fg_runtime");
+_Static_assert(sizeof(struct fg_recent_sources) <= 32768,
+	       "fg_recent_sources: the kernel's largest per-CPU value");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
 _Static_assert(sizeof(struct fg_global_stats) == 136, "fg_global_stats");
 

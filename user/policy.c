@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -177,13 +178,22 @@ static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_co
 	}
 }
 
-/* Each CPU gets rate/ncpus with burst/ncpus: its interval is ncpus times
- * the configured one, and its tolerance (burst x interval) is unchanged. */
+int fg_online_cpus(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return online < 1 ? 1 : (int)online;
+}
+
+/* Each online CPU gets rate/ncpus with burst/ncpus: its interval is ncpus
+ * times the configured one, and its tolerance (burst x interval) is
+ * unchanged. CPUs brought online later get a share too (the per-CPU map has
+ * every possible CPU), until the next reload splits the budget again. */
 static int compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
 {
 	const __u64 max_interval = ~0ULL - (1ULL << (FG_GCRA_FRAC_BITS - 1));
 	__u64 burst = cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count;
-	int ncpus = libbpf_num_possible_cpus();
+	int ncpus = fg_online_cpus();
 	__u64 per_source;
 
 	memset(budget, 0, sizeof(*budget));
@@ -198,8 +208,6 @@ static int compile_budget(const struct fg_config *cfg, struct fg_budget *budget)
 	if (fg_gcra_params_init(&budget->gcra, cfg->new_sources_count, cfg->new_sources_period_ns,
 				burst, 0))
 		return -EINVAL;
-	if (ncpus < 1)
-		ncpus = 1;
 	/* A per-CPU interval past 2^48 ns (78 h; 1/h on more than 78 CPUs)
 	 * is clamped there, where cost_ns() still fits in 64 bits. */
 	if (budget->gcra.interval_fp > max_interval / (__u64)ncpus)
