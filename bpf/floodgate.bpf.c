@@ -1001,7 +1001,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 
 	/* Every packet with a source address meets the access lists and the
 	 * bans before anything else, whatever its protocol or its damage. */
-	access = fg_access(slot, &pkt);
+	access = set->access_prefixes ? fg_access(slot, &pkt) : 0;
 	if (access == FG_ACCESS_ALLOW) {
 		gstats->allowed++;
 		return FG_VERDICT_PASS;

@@ -225,6 +225,10 @@ struct fg_policy_set {
 	__u64 syn_only;		/* policies that match TCP SYN without ACK only */
 	__u64 proto_match[256]; /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
+	/* [allow]/[deny] prefixes of this slot in `access_lists`: with none,
+	 * the datapath skips the LPM walk (about 20 ns a packet). */
+	__u32 access_prefixes;
+	__u32 pad2;
 };
 
 /* Key of the `src_match` LPM trie. prefixlen counts the slot, family and
@@ -366,7 +370,7 @@ _Static_assert(sizeof(struct fg_sliding_log_params) == 16, "fg_sliding_log_param
 _Static_assert(sizeof(struct fg_leaky_bucket_params) == 16, "fg_leaky_bucket_params");
 _Static_assert(sizeof(union fg_rate_params) == 32, "fg_rate_params");
 _Static_assert(sizeof(struct fg_policy) == 120, "fg_policy");
-_Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLICIES,
+_Static_assert(sizeof(struct fg_policy_set) == 32 + 8 * 256 + 120 * FG_MAX_POLICIES + 8,
 	       "fg_policy_set");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");

@@ -253,6 +253,7 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 			set->src_restricted |= bit;
 	}
 	compile_access(cfg, slot, out);
+	set->access_prefixes = out->n_access;
 	if (compile_budget(cfg, &out->budget))
 		return -EINVAL;
 	return compile_sources(cfg, slot, out);

@@ -40,6 +40,7 @@ struct scenario {
 	__u32 map_flags;
 	bool frozen_clock; /* the test clock: what bpf_ktime_get_ns costs */
 	bool coarse_clock;
+	bool one_ban; /* a ban elsewhere: the ban trie is walked, not empty */
 	struct floodgate_bpf *skel;
 	double ns[ROUNDS];
 };
@@ -97,6 +98,18 @@ static void load(struct scenario *s)
 	if (fg_skel_prepare_text(config, &opts, &s->skel)) {
 		fprintf(stderr, "%s: cannot load\n", s->name);
 		exit(1);
+	}
+	if (s->one_ban) {
+		struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 24,
+					     .family = FG_FAMILY_IPV4,
+					     .addr = {198, 51, 100}};
+		struct fg_ban ban = {
+			.expires_ns = ~0ULL, .family = FG_FAMILY_IPV4, .prefix_len = 24};
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.bans), &key, &ban, BPF_ANY)) {
+			fprintf(stderr, "%s: cannot add the ban\n", s->name);
+			exit(1);
+		}
 	}
 	/* Warm up: every key of a key set gets its state before timing. */
 	if (s->source_mask && s->source_mask != RANDOM_16M)
@@ -157,6 +170,17 @@ static void build_scenarios(void)
 	s->coarse_clock = true;
 	s = add("clock: none (frozen), hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
 	s->frozen_clock = true;
+
+	/* Per-packet steps, each beside "token_bucket, hot key": the lists'
+	 * LPM walk (skipped when there are none), the ban trie's walk with an
+	 * entry elsewhere, and the clock (frozen and coarse, above). */
+	add("step: [deny] list of 1 prefix walked, hot key",
+	    "[deny]\nsrc = 198.51.100.0/24\n[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s = add("step: ban trie of 1 entry walked, hot key",
+		"[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s->one_ban = true;
+	add("step: no policy matches (parse, lists, bans)",
+	    "[policy p]\nmatch = tcp\nrate = 10/s\n", 0);
 
 	s = add("map: LRU no_common_lru, 1M keys",
 		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1M);

@@ -1597,6 +1597,33 @@ static void test_two_cpus_real_clock_bounded(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* clock = coarse reads the time of the last tick: it lags the real clock by
+ * less than one tick, so over a flood of `elapsed` the coarse clock advances
+ * at most elapsed + one tick, and the bound gains rate x tick. */
+static void test_two_cpus_coarse_clock_bounded(void **state)
+{
+	char config[sizeof(concurrency_config) + 32];
+	struct floodgate_bpf *skel;
+	struct timespec tick;
+	__u64 passed, elapsed, tick_ns, limit;
+
+	(void)state;
+	skip_unless_two_cpus();
+	snprintf(config, sizeof(config), "clock = coarse\n%s", concurrency_config);
+	skel = load_skel_with(config, false, false);
+	assert_non_null(skel);
+	assert_true(skel->rodata->fg_coarse_clock);
+	assert_int_equal(clock_getres(CLOCK_MONOTONIC_COARSE, &tick), 0);
+	tick_ns = tick.tv_sec * SEC + tick.tv_nsec;
+	passed = flood_two_cpus(skel, 100000, 10, &elapsed);
+	limit = 100000 + (elapsed + tick_ns) * 1000 / SEC + 1;
+	printf("two CPUs, coarse clock (tick %.1f ms): admitted %llu in %.3f s, limit %llu\n",
+	       tick_ns / 1e6, (unsigned long long)passed, elapsed / 1e9, (unsigned long long)limit);
+	assert_true(passed <= limit);
+	assert_true(passed >= 100000);
+	floodgate_bpf__destroy(skel);
+}
+
 /* The same flood against the deliberately naive read-modify-write must
  * overshoot: this is what shows the exactness test can fail. */
 static void test_two_cpus_naive_update_overshoots(void **state)
@@ -1658,6 +1685,7 @@ int main(void)
 		cmocka_unit_test(test_two_cpus_frozen_clock_exact),
 		cmocka_unit_test(test_two_cpus_every_algorithm_exact),
 		cmocka_unit_test(test_two_cpus_real_clock_bounded),
+		cmocka_unit_test(test_two_cpus_coarse_clock_bounded),
 		cmocka_unit_test(test_two_cpus_naive_update_overshoots),
 	};
 
