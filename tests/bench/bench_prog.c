@@ -207,6 +207,49 @@ static void build_scenarios(void)
 		0);
 }
 
+/* The median of the scenario named `name` (sorted already), or -1. */
+static double median_of(const char *name)
+{
+	int i;
+
+	for (i = 0; i < n_scenarios; i++)
+		if (!strcmp(scenarios[i].name, name))
+			return scenarios[i].ns[ROUNDS / 2];
+	return -1;
+}
+
+/* Each per-packet step as the difference of two variants of one run. */
+static void print_steps(double bare)
+{
+	const char *hot = "token_bucket, hot key", *frozen = "clock: none (frozen), hot key";
+	const char *no_match = "step: no policy matches (parse, lists, bans)";
+	const struct {
+		const char *step, *with, *without;
+		double divisor;
+	} steps[] = {
+		{"bpf_ktime_get_ns()", hot, frozen, 1},
+		{"bpf_ktime_get_coarse_ns()", "clock: coarse, hot key", frozen, 1},
+		{"[allow]/[deny] LPM walk (skipped with no list)",
+		 "step: [deny] list of 1 prefix walked, hot key", hot, 1},
+		{"ban trie walk, 1 entry elsewhere (vs empty)",
+		 "step: ban trie of 1 entry walked, hot key", hot, 1},
+		{"parse, lists, bans, match, clock (no policy)", no_match, NULL, 1},
+		{"one layer: key, LRU lookup, GCRA refusal, stats", hot, no_match, 1},
+		{"each further layer", "3 layers (ip, /24, global), hot key", hot, 2},
+		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
+		{"floodgate over bare, 4k keys", "token_bucket, 4k keys", NULL, 1},
+	};
+	size_t i;
+
+	printf("\nper-packet steps (difference of two variants, ns/packet)\n");
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		double with = median_of(steps[i].with);
+		double without = steps[i].without ? median_of(steps[i].without) : bare;
+
+		printf("%-52s %8.1f\n", steps[i].step, (with - without) / steps[i].divisor);
+	}
+}
+
 int main(void)
 {
 	struct baseline_bpf *baseline = baseline_bpf__open_and_load();
@@ -236,6 +279,7 @@ int main(void)
 		med = scenarios[i].ns[ROUNDS / 2];
 		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / base_med);
 	}
+	print_steps(base_med);
 	for (i = 0; i < n_scenarios; i++) {
 		if (!strcmp(scenarios[i].name, "token_bucket, 1M keys")) {
 			int fd = bpf_map__fd(scenarios[i].skel->maps.sources);
