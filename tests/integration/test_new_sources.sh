@@ -22,19 +22,7 @@ SPOOF_RATE=${SPOOF_RATE:-300000}
 FLOOD_SECONDS=8
 ROUNDS=10
 
-cat >"$WORK/new.conf" <<CONF
-max_sources = 65536
-new_sources = $NEW_SOURCES
-[policy per-ip]
-match = udp dport 9
-per   = src/32 src/64
-rate  = $RATE/s
-burst = $BURST
-CONF
-
-lab_up
-expect_exit 0 "load with a 65,536-entry table" "$FLOODGATE" load fgA -c "$WORK/new.conf"
-count_sources 192.0.2.1 192.0.2.2
+spoof_lab_up "$RATE" "$BURST" "$NEW_SOURCES"
 
 overflowing() {
 	[ "$("$FLOODGATE" stats fgA --json | python3 -c \

@@ -15,19 +15,7 @@ BURST=1000
 SECONDS_TO_FLOOD=3
 NEW_SOURCES=${NEW_SOURCES:-50000/s}
 
-cat >"$WORK/spoof.conf" <<CONF
-max_sources = 65536
-new_sources = $NEW_SOURCES
-[policy per-ip]
-match = udp dport 9
-per   = src/32 src/64
-rate  = $RATE/s
-burst = $BURST
-CONF
-
-lab_up
-expect_exit 0 "load with a 65,536-entry table" "$FLOODGATE" load fgA -c "$WORK/spoof.conf"
-count_sources 192.0.2.1 192.0.2.2
+spoof_lab_up "$RATE" "$BURST" "$NEW_SOURCES"
 
 # The real sources are outside 10.0.0.0/8, so no spoofed frame counts as
 # theirs. The spoofed flood holds the device for fast batches; the two real sources
