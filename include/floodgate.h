@@ -226,7 +226,7 @@ struct fg_policy_set {
 	__u64 proto_match[256]; /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
 	/* [allow]/[deny] prefixes of this slot in `access_lists`: with none,
-	 * the datapath skips the LPM walk (about 20 ns a packet). */
+	 * the datapath skips the LPM walk (11-16 ns a packet, make bench). */
 	__u32 access_prefixes;
 	__u32 pad2;
 };
@@ -273,9 +273,8 @@ struct fg_ban {
  * would otherwise insert (and evict) one LRU entry per packet; past the
  * budget, an unknown source is charged to its policy's shared overflow key
  * instead, so known sources keep their state (sources seen twice go first:
- * see fg_recent_sources). gcra.interval_fp is the
- * per-CPU interval (the configured one times the online CPUs); 0
- * disables. */
+ * see fg_recent_sources). gcra.interval_fp is the per-CPU interval (the
+ * configured one times the CPUs online at load or reload); 0 disables. */
 struct fg_budget {
 	__u64 tat_ns;
 	struct fg_gcra_params gcra;
