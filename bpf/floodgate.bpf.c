@@ -121,6 +121,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } new_source_budget SEC(".maps");
 
+/* Unknown sources recently turned away by the budget, per CPU; not pinned:
+ * it is a short memory that a restart may lose. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_recent_sources);
+} recent_sources SEC(".maps");
+
 /* A zeroed fg_log_entry to create `logs` entries from. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -679,28 +688,69 @@ static __always_inline int fg_insert_state(void *map, const struct fg_source_key
  * is spent: the caller charges the policy's overflow key instead. */
 #define FG_NO_BUDGET -2
 
+/* A 32-bit hash of the whole key, never 0. */
+static __always_inline __u32 fg_key_hash(const struct fg_source_key *key)
+{
+	const __u32 *words = (const __u32 *)key;
+	__u32 hash = 0, i;
+
+#pragma unroll
+	for (i = 0; i < sizeof(*key) / 4; i++)
+		hash = (hash ^ words[i]) * 0x9e3779b1;
+	return hash | 1;
+}
+
+/* Has this CPU turned the unknown key away recently? If not, remember it,
+ * evicting the older of its set. A spoofed flood of R packets a second per
+ * CPU keeps a source in memory for about FG_RECENT_SETS / R seconds: two
+ * more misses in its set evict it (docs in README, Flood resilience). */
+static __always_inline int fg_seen_before(const struct fg_source_key *key)
+{
+	__u32 zero = 0, hash = fg_key_hash(key), set = hash >> 20;
+	struct fg_recent_sources *recent = bpf_map_lookup_elem(&recent_sources, &zero);
+
+	_Static_assert(FG_RECENT_SETS == 1 << 12, "set = the hash's top 12 bits");
+	if (!recent)
+		return 0;
+	if (recent->hash[set][0] == hash || recent->hash[set][1] == hash)
+		return 1;
+	recent->hash[set][1] = recent->hash[set][0];
+	recent->hash[set][0] = hash;
+	return 0;
+}
+
 /* May this CPU create one more per-source entry now? Per-CPU state, so no
- * atomics; only unknown sources ever get here. The first refusal after an
+ * atomics; only unknown sources ever get here. A source seen for the first
+ * time may only spend the upper half of the bucket: the lower half is kept
+ * for sources seen twice, so a spoofed flood (whose sources never repeat)
+ * cannot starve a real new source, which repeats at once. With a per-CPU
+ * burst of one there is no half to keep. The first refusal after an
  * allowance emits an event about the source that found the budget spent. */
 static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u64 now)
 {
 	__u32 zero = 0;
 	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
+	struct fg_gcra_params limit;
 	__u64 tat;
 
 	if (!budget || !budget->gcra.interval_fp)
 		return 1;
-	if (!fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat)) {
-		if (!budget->exhausted) {
-			budget->exhausted = 1;
-			fg_emit_event(FG_EVENT_BUDGET_EXHAUSTED, key, 0, now);
-		}
-		return 0;
+	limit = budget->gcra;
+	if (limit.tolerance_ns / 2 >= fg_gcra_cost_ns(limit.interval_fp, 1))
+		limit.tolerance_ns /= 2;
+	if (fg_gcra_admit(&limit, budget->tat_ns, now, 1, &tat) ||
+	    (fg_seen_before(key) &&
+	     fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))) {
+		budget->tat_ns = tat;
+		if (budget->exhausted)
+			budget->exhausted = 0;
+		return 1;
 	}
-	budget->tat_ns = tat;
-	if (budget->exhausted)
-		budget->exhausted = 0;
-	return 1;
+	if (!budget->exhausted) {
+		budget->exhausted = 1;
+		fg_emit_event(FG_EVENT_BUDGET_EXHAUSTED, key, 0, now);
+	}
+	return 0;
 }
 
 /* The per-source drop count is sampled: one refusal in FG_DROP_SAMPLE adds
@@ -1059,7 +1109,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 
 	/* Every packet with a source address meets the access lists and the
 	 * bans before anything else, whatever its protocol or its damage. */
-	access = fg_access(slot, &pkt);
+	access = set->access_prefixes ? fg_access(slot, &pkt) : 0;
 	if (access == FG_ACCESS_ALLOW) {
 		gstats->allowed++;
 		return FG_VERDICT_PASS;

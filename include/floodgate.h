@@ -244,6 +244,10 @@ struct fg_policy_set {
 	__u64 proto_match[256]; /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
 	__u64 size_match[FG_SIZE_CLASSES]; /* by frame-length class (FG_SIZE_CLASS_SHIFT) */
+	/* [allow]/[deny] prefixes of this slot in `access_lists`: with none,
+	 * the datapath skips the LPM walk (11-16 ns a packet, make bench). */
+	__u32 access_prefixes;
+	__u32 pad2;
 };
 
 /* Key of the `src_match` LPM trie. prefixlen counts the slot, family and
@@ -292,9 +296,9 @@ struct fg_ban {
  * each CPU may create per-source entries. A spoofed random-source flood
  * would otherwise insert (and evict) one LRU entry per packet; past the
  * budget, an unknown source is charged to its policy's shared overflow key
- * instead, so known sources keep their state. gcra.interval_fp is the
- * per-CPU interval (the configured one times the number of CPUs); 0
- * disables. */
+ * instead, so known sources keep their state (sources seen twice go first:
+ * see fg_recent_sources). gcra.interval_fp is the per-CPU interval (the
+ * configured one times the CPUs online at load or reload); 0 disables. */
 struct fg_budget {
 	__u64 tat_ns;
 	struct fg_gcra_params gcra;
@@ -304,6 +308,16 @@ struct fg_budget {
 
 /* The same per-CPU GCRA, in the `event_budget` array, caps the events the
  * datapath emits (config key `events`); interval_fp 0 = events off. */
+
+/* Value of the one-entry per-CPU `recent_sources` array: hashes of the
+ * unknown sources the new-source budget recently turned away, in 2-way sets
+ * (the newer in way 0). A source found here is seen a second time, and may
+ * spend the half of the budget that sources seen once may not: random
+ * spoofed sources almost never come back, a real one does at once. */
+#define FG_RECENT_SETS 4096
+struct fg_recent_sources {
+	__u32 hash[FG_RECENT_SETS][2]; /* 0 = empty; a stored hash is odd */
+};
 
 /* Value of the one-entry `runtime` array. */
 struct fg_runtime {
@@ -413,7 +427,7 @@ _Static_assert(sizeof(struct fg_leaky_bucket_params) == 16, "fg_leaky_bucket_par
 _Static_assert(sizeof(union fg_rate_params) == 32, "fg_rate_params");
 _Static_assert(sizeof(struct fg_policy) == 120, "fg_policy");
 _Static_assert(sizeof(struct fg_policy_set) ==
-		       32 + 8 * 256 + 120 * FG_MAX_POLICIES + 8 * FG_SIZE_CLASSES,
+		       32 + 8 * 256 + 120 * FG_MAX_POLICIES + 8 * FG_SIZE_CLASSES + 8,
 	       "fg_policy_set");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 #ifdef FG_TEST_LAYOUT_PAD
@@ -423,6 +437,8 @@ _Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
 #endif
 _Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_runtime) == 80, "fg_runtime");
+_Static_assert(sizeof(struct fg_recent_sources) <= 32768,
+	       "fg_recent_sources: the kernel's largest per-CPU value");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
 _Static_assert(sizeof(struct fg_global_stats) == 144, "fg_global_stats");
 _Static_assert(sizeof(struct fg_event) == 48, "fg_event");

@@ -14,8 +14,8 @@
 #      nft-meter      netdev ingress meter   its two rule counters, summed
 #      hashlimit      iptables raw hashlimit a counting rule before it
 #
-#      Each limiter admits 100 packets/s per source address, burst 100, and
-#      tracks up to TABLE_SIZE sources. Every run also reads fgA's own
+#      Each limiter admits the same per-source limit (1/minute, burst 1 by
+#      default) and tracks up to TABLE_SIZE sources. Every run also reads fgA's own
 #      rx_packets and the generator's sent - tx_dropped, and flags a run whose
 #      three counts disagree.
 #
@@ -36,6 +36,9 @@
 #                      this many seconds (default 540); reported if it happens
 #   FG_BENCH_PROG      0: skip build/bench_prog (default 1)
 #   FG_BENCH_OUT       where the results go (default bench-results)
+#   FG_BENCH_LIMIT_RATE, FG_BENCH_LIMIT_UNIT (second or minute),
+#   FG_BENCH_LIMIT_BURST  the per-source limit of every limiter (default
+#                      1/minute, burst 1: every source of every set exceeds it)
 #   FG_BENCH_FG_EXTRA  more global lines for floodgate's config, for example
 #                      "new_sources = off" (default: none, floodgate's defaults)
 #
@@ -58,8 +61,20 @@ RUN_PROG=${FG_BENCH_PROG:-1}
 THREADS=2
 SETTLE=0.3 # seconds after each teardown, for the kernel's deferred frees
 
-LIMIT_RATE=100    # packets per second per source
-LIMIT_BURST=100   # packets
+# The per-source limit: by default one every source exceeds (1/minute, burst
+# 1: a source's first packet passes, its later ones do not), so that every
+# limiter owes the same verdicts and only speed differs.
+LIMIT_RATE=${FG_BENCH_LIMIT_RATE:-1}     # packets per LIMIT_UNIT per source
+LIMIT_UNIT=${FG_BENCH_LIMIT_UNIT:-minute} # second or minute
+LIMIT_BURST=${FG_BENCH_LIMIT_BURST:-1}   # packets
+case $LIMIT_UNIT in
+second) FG_UNIT=s HASHLIMIT_UNIT=sec ;;
+minute) FG_UNIT=min HASHLIMIT_UNIT=min ;;
+*)
+	echo "bench: FG_BENCH_LIMIT_UNIT must be second or minute" >&2
+	exit 2
+	;;
+esac
 TABLE_SIZE=1048576 # sources each limiter can track
 
 RECEIVERS=(bare floodgate-xdp floodgate-tc nft-meter hashlimit)
@@ -156,7 +171,7 @@ write_floodgate_conf() {
 	{
 		echo "max_sources = $TABLE_SIZE"
 		[ -z "$FG_EXTRA" ] || echo "$FG_EXTRA"
-		printf '\n[policy p]\nmatch = udp\nrate = %s/s\nburst = %s\n' "$LIMIT_RATE" "$LIMIT_BURST"
+		printf '\n[policy p]\nmatch = udp\nrate = %s/%s\nburst = %s\n' "$LIMIT_RATE" "$FG_UNIT" "$LIMIT_BURST"
 	} >"$FG_CONF"
 }
 
@@ -211,7 +226,7 @@ setup_nft_meter() {
 			counter passed { }
 			chain in {
 				type filter hook ingress device fgA priority 0;
-				udp dport 9 meter m size $TABLE_SIZE { ip saddr limit rate over $LIMIT_RATE/second burst $LIMIT_BURST packets } counter name limited drop
+				udp dport 9 meter m size $TABLE_SIZE { ip saddr limit rate over $LIMIT_RATE/$LIMIT_UNIT burst $LIMIT_BURST packets } counter name limited drop
 				counter name passed $verdict
 			}
 		}
@@ -244,7 +259,7 @@ setup_hashlimit() {
 	HASHLIMIT_NAME=fgb$1
 	iptables -t raw -A PREROUTING -i fgA
 	iptables -t raw -A PREROUTING -i fgA -p udp --dport 9 -m hashlimit \
-		--hashlimit-mode srcip --hashlimit-above "$LIMIT_RATE/sec" \
+		--hashlimit-mode srcip --hashlimit-above "$LIMIT_RATE/$HASHLIMIT_UNIT" \
 		--hashlimit-burst "$LIMIT_BURST" --hashlimit-name "$HASHLIMIT_NAME" \
 		--hashlimit-htable-size "$TABLE_SIZE" --hashlimit-htable-max "$TABLE_SIZE" -j DROP
 	iptables -t raw -A PREROUTING -i fgA -j "$verdict"
@@ -279,7 +294,9 @@ measure_memory() {
 		mem = m["bytes_memlock"]
 		print(f"sources map: {m['type']}, key {m['bytes_key']} B, value {m['bytes_value']} B, "
 		      f"max_entries {m['max_entries']}, memlock {mem} B ({mem / 2**20:.1f} MiB)")
-		print(f"  per table slot (memlock / max_entries): {mem / m['max_entries']:.1f} B")
+		per = mem / m['max_entries']
+		print(f"  per table slot (memlock / max_entries): {per:.1f} B "
+		      f"(goal <= 96 B: {'met' if per <= 96 else 'missed'})")
 		if used:
 		    print(f"  per source in use ({used} entries after the run): {mem / used:.1f} B")
 		else:
@@ -400,7 +417,7 @@ log
 bench_lab_up
 write_floodgate_conf
 log "== veth lab: fgB (sender netns) -> fgA, $THREADS generator threads, $THREADS veth queues, 60-byte UDP frames, ${DURATION} s per run"
-log "   limit: $LIMIT_RATE/s per source address, burst $LIMIT_BURST, tables of $TABLE_SIZE sources; passed traffic: $SINK"
+log "   limit: $LIMIT_RATE/$LIMIT_UNIT per source address, burst $LIMIT_BURST, tables of $TABLE_SIZE sources; passed traffic: $SINK"
 log "   floodgate config (max_sources = $TABLE_SIZE):"
 sed 's/^/     | /' "$FG_CONF" | tee -a "$REPORT"
 
@@ -531,6 +548,20 @@ python3 - "$DETAIL_CSV" "$MEDIANS_CSV" "$OUT/plot.dat" "$WORK/plot.series" "${RE
 	        x, y = cell.get((a, s)), cell.get((b, s))
 	        row += f"{x[0] / y[0]:>24.2f}" if x and y and y[0] else f"{'n/a':>24}"
 	    print(row)
+	# The goals of issue 10, each beside its figure.
+	goals = [("floodgate-xdp", "bare", "1k", 0.75)]
+	goals += [("floodgate-xdp", b, s, 3 if s in ("1", "1k") else 4)
+	          for b in ("nft-meter", "hashlimit") for s in sets]
+	print()
+	print("goals (medians; a ratio of received Mpps, with the share each let through)")
+	for a, b, s, want in goals:
+	    x, y = cell.get((a, s)), cell.get((b, s))
+	    if not (x and y and y[0]):
+	        print(f"  {a} / {b} at {s}: n/a (goal >= {want})")
+	        continue
+	    ratio = x[0] / y[0]
+	    print(f"  {a} / {b} at {s:<3}: {ratio:5.2f} (goal >= {want}: "
+	          f"{'met' if ratio >= want else 'missed'}); passed {x[3]:.1f}% vs {y[3]:.1f}%")
 	n_runs = sum(len(v) for v in runs.values())
 	n_check = [r for v in runs.values() for r in v if r["status"] != "ok"]
 	print()

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -177,14 +178,23 @@ static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_co
 	}
 }
 
+int fg_online_cpus(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return online < 1 ? 1 : (int)online;
+}
+
 /* A per-CPU bucket of `burst` at COUNT/PERIOD for the whole machine (the
- * new-source budget, the event budget): each CPU gets rate/ncpus with
- * burst/ncpus, its interval being ncpus times the configured one and its
- * tolerance (burst x interval) unchanged. COUNT 0 leaves it off. */
+ * new-source budget, the event budget): each online CPU gets rate/ncpus
+ * with burst/ncpus, its interval being ncpus times the configured one and
+ * its tolerance (burst x interval) unchanged. CPUs brought online later get
+ * a share too (the per-CPU map has every possible CPU), until the next
+ * reload splits the budget again. COUNT 0 leaves it off. */
 static int compile_budget(__u64 count, __u64 period_ns, __u64 burst, struct fg_budget *budget)
 {
 	const __u64 max_interval = ~0ULL - (1ULL << (FG_GCRA_FRAC_BITS - 1));
-	int ncpus = libbpf_num_possible_cpus();
+	int ncpus = fg_online_cpus();
 	__u64 per_unit;
 
 	memset(budget, 0, sizeof(*budget));
@@ -197,8 +207,6 @@ static int compile_budget(__u64 count, __u64 period_ns, __u64 burst, struct fg_b
 		burst = (1ULL << 62) / per_unit;
 	if (fg_gcra_params_init(&budget->gcra, count, period_ns, burst, 0))
 		return -EINVAL;
-	if (ncpus < 1)
-		ncpus = 1;
 	/* A per-CPU interval past 2^48 ns (78 h; 1/h on more than 78 CPUs)
 	 * is clamped there, where cost_ns() still fits in 64 bits. */
 	if (budget->gcra.interval_fp > max_interval / (__u64)ncpus)
@@ -246,6 +254,7 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 			set->src_restricted |= bit;
 	}
 	compile_access(cfg, slot, out);
+	set->access_prefixes = out->n_access;
 	if (compile_budget(cfg->new_sources_count, cfg->new_sources_period_ns,
 			   cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
 			   &out->budget) ||

@@ -43,6 +43,11 @@ struct fg_policy_maps {
 	int runtime;
 };
 
+/* The CPUs that are online now, which share the new-source budget (a
+ * budget split over the possible CPUs would shrink wherever more CPUs are
+ * possible than online). At least 1. */
+int fg_online_cpus(void);
+
 /* Fills `out` for `slot`. Returns 0 or -E2BIG when the source prefixes do not
  * fit in the trie. */
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out);

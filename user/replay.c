@@ -83,7 +83,7 @@ static struct floodgate_bpf *replay_prepare_skeleton(const struct fg_config *cfg
 
 static int read_config(const char *path, struct fg_config *cfg, struct fg_compiled *compiled)
 {
-	int ncpus = libbpf_num_possible_cpus(), err;
+	int ncpus = fg_online_cpus(), err;
 
 	if (fg_config_parse_file(path, cfg, stderr))
 		return FG_EXIT_CONFIG;

@@ -40,6 +40,7 @@ struct scenario {
 	__u32 map_flags;
 	bool frozen_clock; /* the test clock: what bpf_ktime_get_ns costs */
 	bool coarse_clock;
+	bool one_ban; /* a ban elsewhere: the ban trie is walked, not empty */
 	struct floodgate_bpf *skel;
 	double ns[ROUNDS];
 };
@@ -97,6 +98,18 @@ static void load(struct scenario *s)
 	if (fg_skel_prepare_text(config, &opts, &s->skel)) {
 		fprintf(stderr, "%s: cannot load\n", s->name);
 		exit(1);
+	}
+	if (s->one_ban) {
+		struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 24,
+					     .family = FG_FAMILY_IPV4,
+					     .addr = {198, 51, 100}};
+		struct fg_ban ban = {
+			.expires_ns = ~0ULL, .family = FG_FAMILY_IPV4, .prefix_len = 24};
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.bans), &key, &ban, BPF_ANY)) {
+			fprintf(stderr, "%s: cannot add the ban\n", s->name);
+			exit(1);
+		}
 	}
 	/* Warm up: every key of a key set gets its state before timing. */
 	if (s->source_mask && s->source_mask != RANDOM_16M)
@@ -158,6 +171,17 @@ static void build_scenarios(void)
 	s = add("clock: none (frozen), hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
 	s->frozen_clock = true;
 
+	/* Per-packet steps, each beside "token_bucket, hot key": the lists'
+	 * LPM walk (skipped when there are none), the ban trie's walk with an
+	 * entry elsewhere, and the clock (frozen and coarse, above). */
+	add("step: [deny] list of 1 prefix walked, hot key",
+	    "[deny]\nsrc = 198.51.100.0/24\n[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s = add("step: ban trie of 1 entry walked, hot key",
+		"[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s->one_ban = true;
+	add("step: no policy matches (parse, lists, bans)",
+	    "[policy p]\nmatch = tcp\nrate = 10/s\n", 0);
+
 	s = add("map: LRU no_common_lru, 1M keys",
 		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1M);
 	s->max_sources = 2 * (KEYS_1M + 1);
@@ -181,6 +205,49 @@ static void build_scenarios(void)
 		"per = src/24\nrate = 1000000000/s\n[policy c]\nmatch = any\nper = global\n"
 		"rate = 1000000000/s\n",
 		0);
+}
+
+/* The median of the scenario named `name` (sorted already), or -1. */
+static double median_of(const char *name)
+{
+	int i;
+
+	for (i = 0; i < n_scenarios; i++)
+		if (!strcmp(scenarios[i].name, name))
+			return scenarios[i].ns[ROUNDS / 2];
+	return -1;
+}
+
+/* Each per-packet step as the difference of two variants of one run. */
+static void print_steps(double bare)
+{
+	const char *hot = "token_bucket, hot key", *frozen = "clock: none (frozen), hot key";
+	const char *no_match = "step: no policy matches (parse, lists, bans)";
+	const struct {
+		const char *step, *with, *without;
+		double divisor;
+	} steps[] = {
+		{"bpf_ktime_get_ns()", hot, frozen, 1},
+		{"bpf_ktime_get_coarse_ns()", "clock: coarse, hot key", frozen, 1},
+		{"[allow]/[deny] LPM walk (skipped with no list)",
+		 "step: [deny] list of 1 prefix walked, hot key", hot, 1},
+		{"ban trie walk, 1 entry elsewhere (vs empty)",
+		 "step: ban trie of 1 entry walked, hot key", hot, 1},
+		{"parse, lists, bans, match, clock (no policy)", no_match, NULL, 1},
+		{"one layer: key, LRU lookup, GCRA refusal, stats", hot, no_match, 1},
+		{"each further layer", "3 layers (ip, /24, global), hot key", hot, 2},
+		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
+		{"floodgate over bare, 4k keys", "token_bucket, 4k keys", NULL, 1},
+	};
+	size_t i;
+
+	printf("\nper-packet steps (difference of two variants, ns/packet)\n");
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		double with = median_of(steps[i].with);
+		double without = steps[i].without ? median_of(steps[i].without) : bare;
+
+		printf("%-52s %8.1f\n", steps[i].step, (with - without) / steps[i].divisor);
+	}
 }
 
 int main(void)
@@ -212,6 +279,7 @@ int main(void)
 		med = scenarios[i].ns[ROUNDS / 2];
 		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / base_med);
 	}
+	print_steps(base_med);
 	for (i = 0; i < n_scenarios; i++) {
 		if (!strcmp(scenarios[i].name, "token_bucket, 1M keys")) {
 			int fd = bpf_map__fd(scenarios[i].skel->maps.sources);

@@ -15,20 +15,9 @@ BURST=1000
 SECONDS_TO_FLOOD=3
 NEW_SOURCES=${NEW_SOURCES:-50000/s}
 
-cat >"$WORK/spoof.conf" <<CONF
-max_sources = 65536
-new_sources = $NEW_SOURCES
-[policy per-ip]
-match = udp dport 9
-per   = src/32 src/64
-rate  = $RATE/s
-burst = $BURST
-CONF
-
-lab_up
+# Taken before the lab and the load: the budget cannot have started earlier.
 load_ns=$(date +%s%N)
-expect_exit 0 "load with a 65,536-entry table" "$FLOODGATE" load fgA -c "$WORK/spoof.conf"
-count_sources 192.0.2.1 192.0.2.2
+spoof_lab_up "$RATE" "$BURST" "$NEW_SOURCES"
 
 # Both real sources get their state before the flood starts, so that the
 # test does not depend on who wins the race for the budget's first tokens
