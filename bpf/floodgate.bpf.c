@@ -739,8 +739,7 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u
 	if (limit.tolerance_ns / 2 >= fg_gcra_cost_ns(limit.interval_fp, 1))
 		limit.tolerance_ns /= 2;
 	if (fg_gcra_admit(&limit, budget->tat_ns, now, 1, &tat) ||
-	    (fg_seen_before(key) &&
-	     fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))) {
+	    (fg_seen_before(key) && fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))) {
 		budget->tat_ns = tat;
 		if (budget->exhausted)
 			budget->exhausted = 0;
