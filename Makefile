@@ -21,7 +21,7 @@ VERSION   := 0.1.0
 WARNINGS  := -Wall -Wextra -Werror
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
-PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd
+PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARNINGS) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)

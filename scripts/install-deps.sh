@@ -14,6 +14,7 @@ packages=(
 	nftables iptables gnuplot-nox python3
 	libpcap-dev tcpdump
 	libsystemd-dev libmicrohttpd-dev prometheus
+	libhiredis-dev redis-server
 )
 case "${1:-}" in
 '') ;;
