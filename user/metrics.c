@@ -70,6 +70,8 @@ static const struct {
 	 "First fragments too short to hold their L4 header, dropped."},
 	{offsetof(struct fg_global_stats, ban_insert_failed), "ban_insert_failed_total",
 	 "Bans action = ban could not add (the bans table was full)."},
+	{offsetof(struct fg_global_stats, fleet_held), "fleet_held_packets_total",
+	 "Packets of scope = fleet policies refused because the fleet holds their key."},
 };
 _Static_assert(sizeof(global_counters) / sizeof(global_counters[0]) ==
 		       sizeof(struct fg_global_stats) / sizeof(__u64),

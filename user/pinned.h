@@ -29,6 +29,9 @@ struct fg_pinned {
 	int windows;
 	int logs;
 	int global_stats;
+	int fleet_counts;
+	int fleet_holds;
+	int fleet_state;
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };

@@ -17,7 +17,7 @@
 	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) \
 	X(cas_exhausted) X(allowed) X(denied) X(banned) X(bans_added) X(ipv6_ext_overflow) \
 	X(sources_created) X(budget_overflow) X(vlan_overflow) X(tiny_fragments) \
-	X(ban_insert_failed)
+	X(ban_insert_failed) X(fleet_held)
 #define POLICY_FIELDS(X) \
 	X(matched_packets) X(matched_bytes) X(passed_packets) X(passed_bytes) \
 	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
