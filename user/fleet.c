@@ -78,16 +78,16 @@ const char fg_fleet_bans_script[] =
 	"end\n"
 	"return out\n";
 
-#define NS_PER_US	    1000ULL
-#define MAX_BACKOFF_NS	    (5ULL * FG_NS_PER_S)
-#define MAX_TIMEOUT_NS	    FG_NS_PER_S
-#define REDIS_KEY_LEN	    (FG_FLEET_PREFIX_LEN + FG_POLICY_NAME_LEN + 80)
-#define MEMBER_LEN	    (INET6_ADDRSTRLEN + 8)
-#define PERMANENT	    (~0ULL)
+#define NS_PER_US      1000ULL
+#define MAX_BACKOFF_NS (5ULL * FG_NS_PER_S)
+#define MAX_TIMEOUT_NS FG_NS_PER_S
+#define REDIS_KEY_LEN  (FG_FLEET_PREFIX_LEN + FG_POLICY_NAME_LEN + 80)
+#define MEMBER_LEN     (INET6_ADDRSTRLEN + 8)
+#define PERMANENT      (~0ULL)
 /* New local bans are looked for this often between syncs, in tables of up
  * to BAN_POLL_MAX entries. */
-#define BAN_POLL_NS  (50ULL * 1000 * 1000)
-#define BAN_POLL_MAX 4096
+#define BAN_POLL_NS    (50ULL * 1000 * 1000)
+#define BAN_POLL_MAX   4096
 
 /* One fleet-scoped key's admissions in the epoch just closed. */
 struct fleet_item {
@@ -164,7 +164,8 @@ static void disconnect(struct fg_fleet *f, const char *reason)
 		pr_warn("fleet: Redis at %s unreachable (%s): %s, retrying\n", f->where, why,
 			f->conf.on_redis_down == FG_REDIS_DOWN_CLOSED
 				? "refusing fleet-scoped keys (on_redis_down = closed)"
-				: "each host enforces the fleet rate locally (on_redis_down = local)");
+				: "each host enforces the fleet rate locally (on_redis_down = "
+				  "local)");
 	}
 	f->state.refuse_all = f->conf.on_redis_down == FG_REDIS_DOWN_CLOSED;
 	f->backoff_ns = f->backoff_ns ? f->backoff_ns * 2 : f->conf.sync_ns;
@@ -203,9 +204,8 @@ static bool ensure_connected(struct fg_fleet *f)
 		return true;
 	if (clock_ns(CLOCK_MONOTONIC) < f->next_connect_ns)
 		return false;
-	f->redis = f->conf.unix_path[0]
-			   ? redisConnectUnixWithTimeout(f->conf.unix_path, tv)
-			   : redisConnectWithTimeout(f->conf.host, f->conf.port, tv);
+	f->redis = f->conf.unix_path[0] ? redisConnectUnixWithTimeout(f->conf.unix_path, tv)
+					: redisConnectWithTimeout(f->conf.host, f->conf.port, tv);
 	if (!f->redis || f->redis->err) {
 		disconnect(f, f->redis ? f->redis->errstr : "out of memory");
 		return false;
@@ -285,16 +285,6 @@ static int drain_epoch(struct fg_fleet *f, __u32 epoch)
 	return 0;
 }
 
-static const struct fg_policy *policy_of(const struct fg_policy_set *set, __u32 id)
-{
-	__u32 i;
-
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
-		if (set->policies[i].id == id)
-			return &set->policies[i];
-	return NULL;
-}
-
 /* Closes the epoch and collects its counts of the policies in force. */
 static int collect_counts(struct fg_fleet *f)
 {
@@ -314,7 +304,7 @@ static int collect_counts(struct fg_fleet *f)
 	for (i = 0; i < f->n_items; i++) {
 		struct fleet_item item = f->items[i];
 
-		item.policy = policy_of(f->set, item.key.policy_id);
+		item.policy = fg_find_policy_by_id(f->set, item.key.policy_id);
 		if (!item.policy || !(item.policy->flags & FG_POLICY_FLEET))
 			continue; /* removed or made local by a reload */
 		if (item.policy->flags & FG_POLICY_BYTES)
@@ -387,8 +377,7 @@ static void rate_key(const struct fg_fleet *f, const struct fleet_item *item, ch
 		snprintf(buf, size, "%srate:%s:%s:%u", f->conf.key_prefix, item->policy->name,
 			 source, item->key.dport);
 	else
-		snprintf(buf, size, "%srate:%s:%s", f->conf.key_prefix, item->policy->name,
-			 source);
+		snprintf(buf, size, "%srate:%s:%s", f->conf.key_prefix, item->policy->name, source);
 }
 
 static void append_rate(struct fg_fleet *f, const struct fleet_item *item)
@@ -683,7 +672,8 @@ static int sync_once(struct fg_fleet *f)
 		ret = -1;
 	free_argv(&bans);
 	if (bans_reply) {
-		if (bans_reply->type == REDIS_REPLY_ERROR && !strncmp(bans_reply->str, "NOSCRIPT", 8))
+		if (bans_reply->type == REDIS_REPLY_ERROR &&
+		    !strncmp(bans_reply->str, "NOSCRIPT", 8))
 			ret = ret < 0 ? ret : 1; /* the bans go out next time */
 		else
 			apply_bans(f, bans_reply);
@@ -865,6 +855,11 @@ int fg_fleet_start(const char *ifname, const struct fg_fleet_conf *conf, struct 
 	/* Counters survive a restart of `run` (or a SIGHUP that restarts the
 	 * thread); the epoch and the connection start afresh. */
 	bpf_map_lookup_elem(f->pinned.fleet_state, &zero, &f->state);
+	/* Counts left by a `load` without a `run`, or by an earlier `run`,
+	 * are stale: they are not sent. */
+	drain_epoch(f, 0);
+	drain_epoch(f, 1);
+	f->n_items = 0;
 	f->state.syncing = 1;
 	f->state.connected = 0;
 	f->state.refuse_all = 0;

@@ -76,6 +76,16 @@ const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const ch
 	return NULL;
 }
 
+const struct fg_policy *fg_find_policy_by_id(const struct fg_policy_set *set, __u32 id)
+{
+	__u32 i;
+
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
+		if (set->policies[i].id == id)
+			return &set->policies[i];
+	return NULL;
+}
+
 /* Entries in use in a hash or trie whose keys are at most 32 bytes. */
 static __u64 count_entries(int fd)
 {

@@ -46,6 +46,9 @@ __u64 fg_format_rate(const struct fg_policy *p, char *buf, size_t size);
 /* The policy of the set named `name`, or NULL. */
 const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const char *name);
 
+/* The policy of the set whose id (fg_source_key.policy_id) is `id`, or NULL. */
+const struct fg_policy *fg_find_policy_by_id(const struct fg_policy_set *set, __u32 id);
+
 /* Is the program recorded in `rt` still attached where it was put? */
 int fg_still_attached(const struct fg_runtime *rt);
 

@@ -355,16 +355,6 @@ static bool find_ban(int bans_fd, const struct fg_source_key *key, struct fg_ban
 	return !bpf_map_lookup_elem(bans_fd, &lpm, ban);
 }
 
-static const struct fg_policy *policy_by_id(const struct fg_policy_set *set, __u32 id)
-{
-	__u32 i;
-
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
-		if (set->policies[i].id == id)
-			return &set->policies[i];
-	return NULL;
-}
-
 /* One row's derived figures, in the units printed. */
 struct row_view {
 	char source[INET6_ADDRSTRLEN + 16];
@@ -456,7 +446,7 @@ static void print_top(const struct fg_top *top, const struct fg_policy_set *set,
 	for (i = 0; i < top->count; i++) {
 		const struct fg_top_row *row = &top->rows[i];
 
-		view_row(row, policy_by_id(set, row->key.policy_id), bans_fd, now, &v);
+		view_row(row, fg_find_policy_by_id(set, row->key.policy_id), bans_fd, now, &v);
 		if (json)
 			print_row_json(row, &v, i == 0);
 		else

@@ -7,7 +7,8 @@
 # with scope = local the same flood gets about twice the limit. A ban on
 # host A drops the source on host B within one sync. Redis stopped
 # mid-flood: both hosts keep their local limits, log and count the outage,
-# and sync again when Redis returns.
+# and sync again when Redis returns. With on_redis_down = closed, an
+# unreachable Redis refuses the fleet policy's packets.
 source "$(dirname "$0")/lib.sh"
 
 if ! command -v redis-server >/dev/null; then
@@ -208,6 +209,22 @@ flood_both 3 10.9.0.3
 total=$(($(passed fgA) + $(passed fgC)))
 check "scope = local: each host admits the whole limit" bound local "$total"
 stop_hosts
+
+# --- on_redis_down = closed: while Redis is unreachable, fleet keys are refused --
+stop_redis
+write_conf "$WORK/a.conf" fleet
+echo "on_redis_down = closed" >>"$WORK/a.conf"
+"$FLOODGATE" run fgA -c "$WORK/a.conf" >>"$WORK/a.log" 2>&1 &
+RUN_A=$!
+check "on_redis_down = closed, Redis unreachable: status says refusing" \
+	wait_until 10 bash -c "'$FLOODGATE' status fgA 2>/dev/null | grep -q 'refusing fleet-scoped keys'"
+flood --dst 10.200.0.1 --src 10.9.0.4 --dport 9 --count 200 >/dev/null
+check "  ... and every packet of the fleet policy is refused" test "$(passed fgA)" -eq 0
+check "  ... counted as fleet_held" \
+	bash -c "'$FLOODGATE' stats fgA --json | grep -q '\"fleet_held\":200'"
+kill "$RUN_A"
+wait "$RUN_A"
+RUN_A=
 
 echo "--- host A log"
 sed 's/^/    /' "$WORK/a.log"
