@@ -500,7 +500,7 @@ static int local_bans_args(struct fg_fleet *f, struct fleet_argv *args)
 	struct published_ban *now_published = NULL;
 	struct fg_src_lpm_key key, *prev = NULL;
 	__u64 now = clock_ns(CLOCK_MONOTONIC);
-	size_t n = 0, i;
+	size_t n = 0, fresh = 0, i;
 	struct fg_ban ban;
 	int err = 0;
 
@@ -519,6 +519,7 @@ static int local_bans_args(struct fg_fleet *f, struct fleet_argv *args)
 		now_published = grown;
 		ban_member(&ban, &key, grown[n].member, sizeof(grown[n].member));
 		grown[n].expires_ns = ban.expires_ns;
+		fresh += !is_published(f->published, f->n_published, grown[n].member);
 		err = push_ban(args, grown[n].member,
 			       ban.expires_ns == PERMANENT
 				       ? -1
@@ -533,7 +534,7 @@ static int local_bans_args(struct fg_fleet *f, struct fleet_argv *args)
 		free(now_published);
 		return err;
 	}
-	f->state.bans_published += n > f->n_published ? n - f->n_published : 0;
+	f->state.bans_published += fresh;
 	free(f->published);
 	f->published = now_published;
 	f->n_published = n;
