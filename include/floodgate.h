@@ -20,6 +20,10 @@
 #define FG_MAX_SRC_PREFIXES	   4096 /* entries of the src_match LPM trie */
 #define FG_DEFAULT_MAX_SOURCES	   262144
 #define FG_DEFAULT_MAX_LOG_SOURCES 16384 /* sliding_log entries are ~1 KiB */
+/* fleet_counts and fleet_holds hold the fleet-scoped keys active in one
+ * sync interval (new sources come at most at the new_sources budget), and
+ * fleet_counts is per CPU: capped, whatever max_sources says. */
+#define FG_MAX_FLEET_KEYS	   65536
 
 /* Fractional bits of fg_gcra_params.interval_fp (ns per unit of cost). */
 #define FG_GCRA_FRAC_BITS 16

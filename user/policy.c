@@ -566,7 +566,8 @@ __u32 fg_fleet_entries(const struct fg_config *cfg)
 
 	for (i = 0; i < cfg->n_policies; i++)
 		if (cfg->policies[i].scope == FG_SCOPE_FLEET)
-			return cfg->max_sources;
+			return cfg->max_sources < FG_MAX_FLEET_KEYS ? cfg->max_sources
+								    : FG_MAX_FLEET_KEYS;
 	return 1;
 }
 
