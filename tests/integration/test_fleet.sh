@@ -120,8 +120,9 @@ flood_both() {
 # bound KIND ADMITTED: checks a two-host total against the GCRA's math.
 # fleet: burst + rate x elapsed + one sync interval (plus the slowest sync's
 # latency) of each host's local admissions, each host admitting at most
-# burst + rate x that interval; at least rate x elapsed (the fleet never
-# holds a key longer than its fleet-wide GCRA requires).
+# burst + rate x that interval; at least rate x (elapsed - one sync
+# interval and its latency): a host's counts are charged to the fleet GCRA
+# when they arrive, up to one interval after the packets.
 # local: each host admits burst + rate x elapsed on its own (give or take
 # a generator batch).
 bound() {
@@ -134,7 +135,8 @@ elapsed = (max(a["end_ns"], b["end_ns"]) - min(a["start_ns"], b["start_ns"])) / 
 gap = max(f["max_batch_ns"] / 1e9 + 64 / f["rate"] for f in (a, b))
 if kind == "fleet":
     slop = 2 * (burst + rate * (sync + latency + gap))
-    lo, hi = rate * (elapsed - 2 * gap), burst + rate * elapsed + slop
+    lo = rate * (elapsed - sync - latency - 2 * gap)
+    hi = burst + rate * elapsed + slop
 else:
     each = [(f["end_ns"] - f["start_ns"]) / 1e9 for f in (a, b)]
     # local-max: the fleet held them for part of the time, so no floor
