@@ -202,6 +202,33 @@ struct {
 	__type(value, struct fg_budget);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } event_budget SEC(".maps");
+/* scope = fleet (include/floodgate.h): admissions per key and epoch, read
+ * and deleted by `floodgate run`; sized at load time, 1 entry when no
+ * policy is fleet-scoped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_fleet_key);
+	__type(value, struct fg_fleet_count);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fleet_counts SEC(".maps");
+
+/* The keys the fleet holds, written by `floodgate run`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_fleet_hold);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fleet_holds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_fleet_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fleet_state SEC(".maps");
 
 /* What the parser extracts; addresses stay in network order. */
 struct fg_packet {
@@ -998,6 +1025,43 @@ static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_s
 	return fg_charge_key(policy, 0, key, now, cost, gstats);
 }
 
+/* Does the fleet hold this key (or every fleet-scoped key, while Redis is
+ * down under on_redis_down = closed)? */
+static __always_inline bool fg_fleet_held(const struct fg_fleet_state *fleet,
+					  const struct fg_source_key *key, __u64 now)
+{
+	struct fg_fleet_hold *hold;
+
+	if (fleet->refuse_all)
+		return true;
+	hold = bpf_map_lookup_elem(&fleet_holds, key);
+	return hold && now < hold->until_ns;
+}
+
+/* Counts an admission of a fleet-scoped key for the next sync. Per-CPU
+ * values: no atomics. A count that cannot be stored is lost to the fleet,
+ * never to the local limit. */
+static __always_inline void fg_fleet_count(const struct fg_fleet_state *fleet,
+					   const struct fg_source_key *key, __u64 pkt_len)
+{
+	struct fg_fleet_key fkey = {.key = *key, .epoch = fleet->epoch};
+	struct fg_fleet_count *count = bpf_map_lookup_elem(&fleet_counts, &fkey);
+	struct fg_fleet_count fresh = {.packets = 1, .bytes = pkt_len};
+
+	if (count) {
+		count->packets++;
+		count->bytes += pkt_len;
+		return;
+	}
+	if (bpf_map_update_elem(&fleet_counts, &fkey, &fresh, BPF_NOEXIST)) {
+		count = bpf_map_lookup_elem(&fleet_counts, &fkey);
+		if (count) {
+			count->packets++;
+			count->bytes += pkt_len;
+		}
+	}
+}
+
 /* Applies one policy to the packet and counts the outcome. Returns
  * FG_VERDICT_DROP only for a refusal under action = drop. */
 static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set, __u32 slot,
@@ -1008,21 +1072,33 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 	const struct fg_policy *policy = &set->policies[index];
 	__u32 stats_index = slot * FG_MAX_POLICIES + index;
 	struct fg_policy_stats *pstats = bpf_map_lookup_elem(&policy_stats, &stats_index);
+	struct fg_fleet_state *fleet = NULL;
 	struct fg_source_key key = {};
+	__u32 zero = 0;
 	__u64 cost = 1;
 	int admitted;
 
 	if (!pstats)
 		return FG_VERDICT_PASS;
+	if (policy->flags & FG_POLICY_FLEET)
+		fleet = bpf_map_lookup_elem(&fleet_state, &zero);
 	if (policy->flags & FG_POLICY_BYTES)
 		cost = pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
 	pstats->matched_packets++;
 	pstats->matched_bytes += pkt_len;
 
 	fg_make_key(policy, pkt, &key);
-	admitted = fg_charge(policy, &key, now, cost, gstats);
-	if (admitted < 0)
-		admitted = set->table_full_verdict == FG_VERDICT_PASS;
+	if (fleet && fg_fleet_held(fleet, &key, now)) {
+		/* Not charged locally: the fleet already counted it. */
+		gstats->fleet_held++;
+		admitted = 0;
+	} else {
+		admitted = fg_charge(policy, &key, now, cost, gstats);
+		if (admitted < 0)
+			admitted = set->table_full_verdict == FG_VERDICT_PASS;
+		if (admitted && fleet)
+			fg_fleet_count(fleet, &key, pkt_len);
+	}
 	if (admitted) {
 		pstats->passed_packets++;
 		pstats->passed_bytes += pkt_len;

@@ -20,6 +20,10 @@
 #define FG_MAX_SRC_PREFIXES	   4096 /* entries of the src_match LPM trie */
 #define FG_DEFAULT_MAX_SOURCES	   262144
 #define FG_DEFAULT_MAX_LOG_SOURCES 16384 /* sliding_log entries are ~1 KiB */
+/* fleet_counts and fleet_holds hold the fleet-scoped keys active in one
+ * sync interval (new sources come at most at the new_sources budget), and
+ * fleet_counts is per CPU: capped, whatever max_sources says. */
+#define FG_MAX_FLEET_KEYS	   65536
 
 /* `match = ... size LO-HI` works on frame-length classes of
  * FG_SIZE_CLASS_BYTES each: class = length / 64, and the last class holds
@@ -63,6 +67,8 @@ enum fg_key_kind {
 enum fg_policy_flags {
 	FG_POLICY_BYTES = 1 << 0,     /* cost is the packet length, not 1 */
 	FG_POLICY_KEY_DPORT = 1 << 1, /* per = src/N+dport: the port is in the key */
+	FG_POLICY_FLEET = 1 << 2,     /* scope = fleet: counted in fleet_counts, held by
+				       * fleet_holds */
 };
 
 enum fg_hook {
@@ -343,6 +349,52 @@ struct fg_runtime {
 	__u64 netns_ino;
 };
 
+/*
+ * scope = fleet. The datapath counts each fleet-scoped key's admissions in
+ * the per-CPU `fleet_counts` hash under the current epoch; `floodgate run`
+ * flips the epoch every sync interval, then reads and deletes the counts of
+ * the previous one, so nothing is counted twice and the datapath never
+ * waits. Redis answers which keys are over their fleet-wide limit, and the
+ * daemon holds them in `fleet_holds` until their fleet state allows them
+ * again. Local policies never touch these maps.
+ */
+struct fg_fleet_key {
+	struct fg_source_key key;
+	__u32 epoch; /* fg_fleet_state.epoch when the packet was admitted */
+	__u32 pad;
+};
+
+/* Value of the per-CPU `fleet_counts` LRU hash. */
+struct fg_fleet_count {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/* Value of the `fleet_holds` LRU hash (key: struct fg_source_key). */
+struct fg_fleet_hold {
+	__u64 until_ns; /* bpf_ktime_get_ns() scale: refused until then */
+};
+
+/* Ban records the daemon copied from the fleet carry this policy_id; they
+ * are not published again, and they follow the fleet's list. */
+#define FG_FLEET_BAN_POLICY_ID 0xffffffffU
+
+/* Value of the one-entry `fleet_state` array: written by `floodgate run`,
+ * read by the datapath (epoch, refuse_all) and by status and metrics. */
+struct fg_fleet_state {
+	__u32 epoch;	       /* the fleet_counts epoch the datapath writes */
+	__u32 refuse_all;      /* on_redis_down = closed while Redis is down */
+	__u32 syncing;	       /* a `run` with a [fleet] section serves this interface */
+	__u32 connected;       /* the last sync reached Redis */
+	__u64 last_sync_ns;    /* wall clock (CLOCK_REALTIME) of the last good sync */
+	__u64 sync_latency_ns; /* how long the last good sync took */
+	__u64 syncs;	       /* good syncs */
+	__u64 outages;	       /* times Redis became unreachable */
+	__u64 keys_held;       /* fleet_holds entries in force after the last sync */
+	__u64 bans_published;  /* local bans sent to the fleet */
+	__u64 bans_applied;    /* fleet bans copied into `bans` */
+};
+
 /* Per-CPU counters of one policy (`policy_stats`, indexed by
  * slot * FG_MAX_POLICIES + policy index). */
 struct fg_policy_stats {
@@ -376,6 +428,7 @@ struct fg_global_stats {
 	__u64 tiny_fragments;	 /* first fragments without their L4 header: dropped */
 	__u64 ban_insert_failed; /* `action = ban` could not add a ban (trie full) */
 	__u64 events_suppressed; /* events over the `events` rate, or with the ring full */
+	__u64 fleet_held;	 /* refused because the fleet holds the key (scope = fleet) */
 };
 
 /* Record of the `events` ring buffer. A ban's expiry is not a record: the
@@ -440,7 +493,11 @@ _Static_assert(sizeof(struct fg_runtime) == 80, "fg_runtime");
 _Static_assert(sizeof(struct fg_recent_sources) <= 32768,
 	       "fg_recent_sources: the kernel's largest per-CPU value");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
-_Static_assert(sizeof(struct fg_global_stats) == 144, "fg_global_stats");
+_Static_assert(sizeof(struct fg_global_stats) == 152, "fg_global_stats");
 _Static_assert(sizeof(struct fg_event) == 48, "fg_event");
+_Static_assert(sizeof(struct fg_fleet_key) == 32, "fg_fleet_key");
+_Static_assert(sizeof(struct fg_fleet_count) == 16, "fg_fleet_count");
+_Static_assert(sizeof(struct fg_fleet_hold) == 8, "fg_fleet_hold");
+_Static_assert(sizeof(struct fg_fleet_state) == 72, "fg_fleet_state");
 
 #endif /* FLOODGATE_H */

@@ -15,6 +15,7 @@ packages=(
 	libpcap-dev tcpdump
 	libsystemd-dev libmicrohttpd-dev prometheus
 	iperf3 iputils-ping
+	libhiredis-dev redis-server
 )
 case "${1:-}" in
 '') ;;

@@ -84,7 +84,16 @@ enum policy_key {
 	P_ACTION,
 	P_BAN_FACTOR,
 	P_BAN_MAX,
+	P_SCOPE,
 	P_N,
+};
+
+enum fleet_key {
+	F_REDIS,
+	F_SYNC,
+	F_KEY_PREFIX,
+	F_ON_REDIS_DOWN,
+	F_N,
 };
 
 static const char *const global_keys[G_N] = {
@@ -93,13 +102,18 @@ static const char *const global_keys[G_N] = {
 };
 
 static const char *const policy_keys[P_N] = {
-	"match", "src", "per", "algorithm", "rate", "burst", "action", "ban_factor", "ban_max",
+	"match", "src",	   "per",	 "algorithm", "rate",
+	"burst", "action", "ban_factor", "ban_max",   "scope",
 };
+
+static const char *const fleet_keys[F_N] = {"redis", "sync", "key_prefix", "on_redis_down"};
 
 #define GLOBAL_KEY_LIST                                                                            \
 	"interface, hook, xdp_mode, max_sources, malformed, on_insert_failure, new_sources, "      \
 	"new_sources_burst, clock, events"
-#define POLICY_KEY_LIST "match, src, per, algorithm, rate, burst, action, ban_factor, ban_max"
+#define POLICY_KEY_LIST                                                                            \
+	"match, src, per, algorithm, rate, burst, action, ban_factor, ban_max, scope"
+#define FLEET_KEY_LIST "redis, sync, key_prefix, on_redis_down"
 struct parser {
 	const char *source;
 	FILE *err;
@@ -113,6 +127,9 @@ struct parser {
 	struct fg_cidr *access;
 	unsigned int *n_access;
 	const char *access_name;
+	bool in_fleet;	       /* in the [fleet] section */
+	int fleet_line[F_N];   /* where each [fleet] key was set */
+	int first_fleet_scope; /* line of the first scope = fleet, 0 = none */
 	int policy_line[P_N];
 	const char *rate_text;
 	/* burst as written, until the rate says packets or bytes */
@@ -766,6 +783,157 @@ static int parse_burst(struct parser *p, const char *v)
 	}
 }
 
+/* --- [fleet] -------------------------------------------------------------- */
+
+static int bad_redis(struct parser *p, const char *v)
+{
+	return fail(p, p->line,
+		    "bad redis '%s' (expected HOST:PORT such as 127.0.0.1:6379 or [::1]:6379, or "
+		    "unix:/absolute/path)",
+		    v);
+}
+
+/* redis = HOST:PORT | [IPV6]:PORT | unix:/absolute/path */
+static int parse_redis(struct parser *p, const char *v)
+{
+	struct fg_fleet_conf *fleet = &p->cfg->fleet;
+	const char *colon = strrchr(v, ':'), *host = v;
+	size_t host_len = colon ? (size_t)(colon - v) : 0;
+	__u64 port;
+
+	if (strncmp(v, "unix:", 5) == 0) {
+		if (v[5] != '/' || strlen(v + 5) >= sizeof(fleet->unix_path))
+			return fail(p, p->line,
+				    "bad redis socket '%s' (expected unix:/absolute/path of at "
+				    "most %zu characters)",
+				    v, sizeof(fleet->unix_path) - 1);
+		strcpy(fleet->unix_path, v + 5);
+		return 0;
+	}
+	if (!colon || strcspn(v, " \t") != strlen(v))
+		return bad_redis(p, v);
+	if (v[0] == '[') {
+		if (host_len < 3 || v[host_len - 1] != ']')
+			return bad_redis(p, v);
+		host++;
+		host_len -= 2;
+	} else if (memchr(v, ':', host_len)) {
+		return bad_redis(p, v); /* a bare IPv6 address: which colon is the port's? */
+	}
+	if (!host_len || host_len >= sizeof(fleet->host) ||
+	    fg_parse_uint(colon + 1, strlen(colon + 1), 65535, &port) || !port)
+		return bad_redis(p, v);
+	memcpy(fleet->host, host, host_len);
+	fleet->host[host_len] = '\0';
+	fleet->port = (__u16)port;
+	return 0;
+}
+
+static int parse_key_prefix(struct parser *p, const char *v)
+{
+	struct fg_fleet_conf *fleet = &p->cfg->fleet;
+	const char *c;
+
+	for (c = v; *c; c++)
+		if (!isgraph((unsigned char)*c))
+			break;
+	if (*c || strlen(v) >= sizeof(fleet->key_prefix))
+		return fail(p, p->line,
+			    "bad key_prefix '%s' (expected 1..%zu printable characters without "
+			    "spaces, such as floodgate:)",
+			    v, sizeof(fleet->key_prefix) - 1);
+	strcpy(fleet->key_prefix, v);
+	return 0;
+}
+
+static int fleet_key(struct parser *p, const char *key, const char *v)
+{
+	static const char *const downs[] = {"local", "closed", NULL};
+	static const __u8 down_values[] = {FG_REDIS_DOWN_LOCAL, FG_REDIS_DOWN_CLOSED};
+	struct fg_fleet_conf *fleet = &p->cfg->fleet;
+	int k = find_key(fleet_keys, F_N, key);
+
+	if (k < 0)
+		return fail(p, p->line,
+			    "unknown key '%s' in [fleet] (expected one of: " FLEET_KEY_LIST ")",
+			    key);
+	if (p->fleet_line[k])
+		return fail(p, p->line,
+			    "duplicate key '%s' in [fleet] (expected each key once; first set at "
+			    "line %d)",
+			    key, p->fleet_line[k]);
+	p->fleet_line[k] = p->line;
+
+	switch (k) {
+	case F_REDIS:
+		return parse_redis(p, v);
+	case F_SYNC:
+		if (fg_parse_duration(v, &fleet->sync_ns) ||
+		    fleet->sync_ns < FG_FLEET_MIN_SYNC_NS || fleet->sync_ns > FG_FLEET_MAX_SYNC_NS)
+			return fail(p, p->line,
+				    "bad sync '%s' (expected a duration of 10ms..60s such as "
+				    "250ms)",
+				    v);
+		return 0;
+	case F_KEY_PREFIX:
+		return parse_key_prefix(p, v);
+	case F_ON_REDIS_DOWN:
+		return parse_choice(p, key, v, downs, down_values, "local or closed",
+				    &fleet->on_redis_down);
+	}
+	return 0;
+}
+
+static int start_fleet(struct parser *p)
+{
+	struct fg_fleet_conf *fleet = &p->cfg->fleet;
+
+	if (fleet->enabled)
+		return fail(p, p->line,
+			    "duplicate [fleet] section (expected one; first at line %d)",
+			    fleet->line);
+	fleet->enabled = true;
+	fleet->line = p->line;
+	fleet->sync_ns = FG_FLEET_DEFAULT_SYNC_NS;
+	strcpy(fleet->key_prefix, FG_FLEET_DEFAULT_PREFIX);
+	fleet->on_redis_down = FG_REDIS_DOWN_LOCAL;
+	p->in_fleet = true;
+	return 0;
+}
+
+/* What needs the whole file: [fleet] and the policies that use it. */
+static int check_fleet(struct parser *p)
+{
+	const struct fg_fleet_conf *fleet = &p->cfg->fleet;
+
+	if (fleet->enabled && !p->fleet_line[F_REDIS])
+		return fail(p, fleet->line,
+			    "[fleet] has no redis (expected redis = HOST:PORT or unix:/path)");
+	if (p->first_fleet_scope && !fleet->enabled)
+		return fail(p, p->first_fleet_scope,
+			    "scope = fleet without a [fleet] section (expected a [fleet] section "
+			    "with redis = HOST:PORT)");
+	return 0;
+}
+
+static int parse_scope(struct parser *p, const char *v)
+{
+	if (strcmp(v, "local") == 0) {
+		p->pol->scope = FG_SCOPE_LOCAL;
+		return 0;
+	}
+	if (strcmp(v, "fleet") == 0) {
+		p->pol->scope = FG_SCOPE_FLEET;
+		if (!p->first_fleet_scope)
+			p->first_fleet_scope = p->line;
+		return 0;
+	}
+	if (strcmp(v, "host") == 0)
+		return fail(p, p->line,
+			    "scope = host is not supported yet (expected local or fleet)");
+	return fail(p, p->line, "bad scope '%s' (expected local or fleet)", v);
+}
+
 /* --- policy sections ------------------------------------------------------- */
 
 static int policy_key(struct parser *p, const char *key, char *v)
@@ -821,6 +989,8 @@ static int policy_key(struct parser *p, const char *key, char *v)
 	}
 	case P_BAN_MAX:
 		return parse_duration(p, "ban_max", v, &pol->ban_max_ns);
+	case P_SCOPE:
+		return parse_scope(p, v);
 	}
 	return 0;
 }
@@ -967,6 +1137,9 @@ static int parse_section(struct parser *p, char *line)
 	line[len - 1] = '\0';
 	inner = trim(line + 1);
 	p->access = NULL;
+	p->in_fleet = false;
+	if (strcmp(inner, "fleet") == 0)
+		return start_fleet(p);
 	if (strcmp(inner, "allow") == 0 || strcmp(inner, "deny") == 0) {
 		bool allow = inner[0] == 'a';
 
@@ -977,7 +1150,8 @@ static int parse_section(struct parser *p, char *line)
 	}
 	if (strncmp(inner, "policy", 6) != 0 || (inner[6] && !isspace((unsigned char)inner[6])))
 		return fail(p, p->line,
-			    "unknown section '[%s]' (expected [policy NAME], [allow] or [deny])",
+			    "unknown section '[%s]' (expected [policy NAME], [allow], [deny] or "
+			    "[fleet])",
 			    inner);
 	name = trim(inner + 6);
 	if (!*name)
@@ -1085,6 +1259,8 @@ static int parse_line(struct parser *p, char *line)
 		return fail(p, p->line, "key '%s' has no value (expected %s = VALUE)", key, key);
 	if (p->access)
 		return access_key(p, key, value);
+	if (p->in_fleet)
+		return fleet_key(p, key, value);
 	return p->pol ? policy_key(p, key, value) : global_key(p, key, value);
 }
 
@@ -1133,6 +1309,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	}
 	if (!ret)
 		ret = finish_policy(&p);
+	if (!ret)
+		ret = check_fleet(&p);
 	if (!ret && cfg->n_policies == 0)
 		ret = fail(&p, p.line ? p.line : 1,
 			   "no policy (expected at least one [policy NAME] section)");

@@ -26,6 +26,39 @@
 /* The largest config file read, in bytes: a bound on memory and time. */
 #define FG_CONFIG_MAX_BYTES    (1 << 20)
 
+/* [fleet]: bounds and defaults (README, "Fleet-wide limits"). */
+#define FG_FLEET_DEFAULT_SYNC_NS (250ULL * 1000 * 1000)
+#define FG_FLEET_MIN_SYNC_NS	 (10ULL * 1000 * 1000)
+#define FG_FLEET_MAX_SYNC_NS	 (60ULL * 1000 * 1000 * 1000)
+#define FG_FLEET_DEFAULT_PREFIX	 "floodgate:"
+#define FG_FLEET_PREFIX_LEN	 64
+#define FG_FLEET_HOST_LEN	 256
+#define FG_FLEET_UNIX_PATH_LEN	 108 /* sun_path */
+
+/* A policy's scope: whose traffic its rate spans. */
+enum fg_scope {
+	FG_SCOPE_LOCAL = 0, /* this interface (the default) */
+	FG_SCOPE_FLEET = 1, /* every host syncing to the [fleet] Redis */
+};
+
+/* What fleet-scoped policies do while Redis cannot be reached. */
+enum fg_redis_down {
+	FG_REDIS_DOWN_LOCAL = 0,  /* each host enforces the full fleet rate alone */
+	FG_REDIS_DOWN_CLOSED = 1, /* fleet-scoped keys are refused (fail closed) */
+};
+
+/* The [fleet] section: where the fleet's shared state lives. */
+struct fg_fleet_conf {
+	bool enabled;		      /* a [fleet] section was given */
+	int line;		      /* of the [fleet] header */
+	char host[FG_FLEET_HOST_LEN]; /* redis = HOST:PORT; "" with a unix socket */
+	__u16 port;
+	char unix_path[FG_FLEET_UNIX_PATH_LEN]; /* redis = unix:/path */
+	__u64 sync_ns;
+	char key_prefix[FG_FLEET_PREFIX_LEN];
+	__u8 on_redis_down; /* enum fg_redis_down */
+};
+
 struct fg_policy_conf {
 	char name[FG_POLICY_NAME_LEN];
 	int line;	       /* line of the [policy NAME] header, for later messages */
@@ -53,6 +86,7 @@ struct fg_policy_conf {
 	__u64 rate_count;     /* COUNT of COUNT/PERIOD, in packets or bytes */
 	__u64 rate_period_ns; /* PERIOD */
 	__u64 burst;	      /* in the same unit as rate_count */
+	__u8 scope;	      /* enum fg_scope */
 };
 
 struct fg_config {
@@ -74,6 +108,7 @@ struct fg_config {
 	struct fg_cidr allow[FG_MAX_ACCESS_CIDRS];
 	unsigned int n_deny; /* [deny] src = ... */
 	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
+	struct fg_fleet_conf fleet;
 };
 
 /* The policy `floodgate load IFACE` applies without -c (see README). */

@@ -18,7 +18,9 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
+#include "config.h"
 #include "daemon.h"
+#include "fleet.h"
 #include "loader.h"
 #include "log.h"
 #include "metrics.h"
@@ -171,6 +173,27 @@ static int load_or_adopt(const struct fg_run_opts *opts)
 	return ret ? ret : fg_cmd_load(&load);
 }
 
+/* Starts the fleet sync when the config has a [fleet] section; *fleet
+ * stays NULL otherwise. The config has been checked by the load or
+ * reload that precedes this. */
+static void start_fleet(const struct fg_run_opts *opts, struct fg_fleet **fleet)
+{
+	struct fg_config *cfg = malloc(sizeof(*cfg));
+	int err;
+
+	*fleet = NULL;
+	if (!cfg || !opts->config_path || fg_config_parse_file(opts->config_path, cfg, NULL) ||
+	    !cfg->fleet.enabled) {
+		free(cfg);
+		return;
+	}
+	err = fg_fleet_start(opts->ifname, &cfg->fleet, fleet);
+	if (err)
+		pr_warn("Error: cannot start the fleet sync on %s: %s (the local limits hold)\n",
+			opts->ifname, strerror(-err));
+	free(cfg);
+}
+
 static bool still_loaded(const char *ifname)
 {
 	char pin_dir[PATH_MAX];
@@ -181,7 +204,7 @@ static bool still_loaded(const char *ifname)
 
 /* Waits for signals; returns when told to stop, or when floodgate was
  * unloaded behind our back (then there is nothing left to serve). */
-static int serve(const struct fg_run_opts *opts, const sigset_t *signals)
+static int serve(const struct fg_run_opts *opts, const sigset_t *signals, struct fg_fleet **fleet)
 {
 	struct timespec poll = {.tv_sec = POLL_NS / 1000000000ULL,
 				.tv_nsec = POLL_NS % 1000000000ULL};
@@ -201,7 +224,11 @@ static int serve(const struct fg_run_opts *opts, const sigset_t *signals)
 		}
 		if (sig == SIGHUP) {
 			sd_notify(0, "RELOADING=1");
-			reload(opts);
+			if (reload(opts) == FG_EXIT_OK) {
+				/* [fleet] may have changed with the rest. */
+				fg_fleet_stop(*fleet);
+				start_fleet(opts, fleet);
+			}
 			sd_notifyf(0, "READY=1\nSTATUS=enforcing on %s", opts->ifname);
 		}
 		if (!still_loaded(opts->ifname)) {
@@ -216,6 +243,7 @@ static int serve(const struct fg_run_opts *opts, const sigset_t *signals)
 int fg_cmd_run(const struct fg_run_opts *opts)
 {
 	struct fg_metrics *metrics = NULL;
+	struct fg_fleet *fleet = NULL;
 	sigset_t signals;
 	int ret;
 
@@ -250,8 +278,10 @@ int fg_cmd_run(const struct fg_run_opts *opts)
 	sd_notifyf(0, "READY=1\nSTATUS=enforcing on %s\nMAINPID=%lu", opts->ifname,
 		   (unsigned long)getpid());
 
-	ret = serve(opts, &signals);
+	start_fleet(opts, &fleet);
+	ret = serve(opts, &signals, &fleet);
 	sd_notify(0, "STOPPING=1");
+	fg_fleet_stop(fleet);
 	fg_metrics_stop(metrics);
 	if (ret == FG_EXIT_STATE)
 		return FG_EXIT_OK; /* an explicit `floodgate unload` is a clean end */

@@ -72,6 +72,8 @@ static const struct {
 	 "Bans action = ban could not add (the bans table was full)."},
 	{offsetof(struct fg_global_stats, events_suppressed), "events_suppressed_total",
 	 "Datapath events not emitted: over the events rate, or the ring was full."},
+	{offsetof(struct fg_global_stats, fleet_held), "fleet_held_packets_total",
+	 "Packets of scope = fleet policies refused because the fleet holds their key."},
 };
 _Static_assert(sizeof(global_counters) / sizeof(global_counters[0]) ==
 		       sizeof(struct fg_global_stats) / sizeof(__u64),
@@ -280,6 +282,53 @@ static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *
 	return 0;
 }
 
+/* The fleet sync's state (scope = fleet), when a `run` syncs this
+ * interface or did. */
+static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *pinned)
+{
+	const struct {
+		const char *name, *type, *help;
+		double value;
+	} * row, rows[] = {
+			 {"fleet_connected", "gauge", "1 while the fleet sync reaches Redis.", 0},
+			 {"fleet_last_sync_timestamp_seconds", "gauge",
+			  "When the last fleet sync ended (Unix time).", 0},
+			 {"fleet_sync_latency_seconds", "gauge",
+			  "How long the last fleet sync took.", 0},
+			 {"fleet_keys_held", "gauge",
+			  "Keys the fleet holds over their fleet-wide limit.", 0},
+			 {"fleet_syncs_total", "counter", "Fleet syncs completed.", 0},
+			 {"fleet_outages_total", "counter", "Times Redis became unreachable.", 0},
+			 {"fleet_bans_published_total", "counter",
+			  "Local bans published to the fleet.", 0},
+			 {"fleet_bans_applied_total", "counter",
+			  "Fleet bans copied into the bans table.", 0},
+		 };
+	double values[sizeof(rows) / sizeof(rows[0])];
+	struct fg_fleet_state st;
+	__u32 zero = 0;
+	size_t i;
+
+	if (bpf_map_lookup_elem(pinned->fleet_state, &zero, &st))
+		return -errno;
+	if (!st.syncing && !st.syncs)
+		return 0;
+	values[0] = st.connected;
+	values[1] = st.last_sync_ns / 1e9;
+	values[2] = st.sync_latency_ns / 1e9;
+	values[3] = (double)st.keys_held;
+	values[4] = (double)st.syncs;
+	values[5] = (double)st.outages;
+	values[6] = (double)st.bans_published;
+	values[7] = (double)st.bans_applied;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		row = &rows[i];
+		family(out, row->name, row->type, row->help);
+		interface_sample(out, row->name, ifname, values[i]);
+	}
+	return 0;
+}
+
 int fg_metrics_render(const char *ifname, FILE *out)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
@@ -308,6 +357,8 @@ int fg_metrics_render(const char *ifname, FILE *out)
 		err = render_policies(out, ifname, &pinned, set);
 	if (!err)
 		err = render_tables(out, ifname, &pinned);
+	if (!err)
+		err = render_fleet(out, ifname, &pinned);
 out:
 	fg_pinned_close(&pinned);
 	free(set);

@@ -55,6 +55,14 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 FD_OF(maps.event_budget), NULL, false, NULL},
 	/* A ring buffer has no key or value: the kernel reports both as 0. */
 	{"events", BPF_MAP_TYPE_RINGBUF, 0, 0, FD_OF(events), NULL, false, NULL},
+	{"fleet_counts", BPF_MAP_TYPE_LRU_PERCPU_HASH, sizeof(struct fg_fleet_key),
+	 sizeof(struct fg_fleet_count), FD_OF(fleet_counts), fg_fleet_entries, false,
+	 "scope = fleet admissions not yet synced"},
+	{"fleet_holds", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+	 sizeof(struct fg_fleet_hold), FD_OF(fleet_holds), fg_fleet_entries, true,
+	 "scope = fleet keys held by the fleet"},
+	{"fleet_state", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_fleet_state),
+	 FD_OF(fleet_state), NULL, false, NULL},
 };
 /* clang-format on */
 const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);

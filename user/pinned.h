@@ -30,6 +30,9 @@ struct fg_pinned {
 	int logs;
 	int global_stats;
 	int events;	      /* the ring buffer of struct fg_event */
+	int fleet_counts;
+	int fleet_holds;
+	int fleet_state;
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };

@@ -73,6 +73,9 @@ bool fg_config_uses(const struct fg_config *cfg, __u8 algorithm);
  * max_sources (capped at FG_DEFAULT_MAX_LOG_SOURCES for the ~1 KiB logs). */
 __u32 fg_windows_entries(const struct fg_config *cfg);
 __u32 fg_logs_entries(const struct fg_config *cfg);
+/* Entries of `fleet_counts` and `fleet_holds`: max_sources, at most
+ * FG_MAX_FLEET_KEYS, when a policy is fleet-scoped, else 1. */
+__u32 fg_fleet_entries(const struct fg_config *cfg);
 
 /* A policy's rate as a person reads it, derived from its params. */
 struct fg_readback_rate {

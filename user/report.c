@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -163,6 +164,28 @@ int fg_still_attached(const struct fg_runtime *rt)
 	}
 }
 
+/* The fleet sync, when a `run` syncs this interface or did. */
+static void print_fleet(const struct fg_pinned *pinned)
+{
+	struct fg_fleet_state st;
+	struct timespec now;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(pinned->fleet_state, &zero, &st) || (!st.syncing && !st.syncs))
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	printf("  fleet:    %s", !st.syncing	 ? "not syncing (no `run` with [fleet])"
+				 : st.connected	 ? "connected to Redis"
+				 : st.refuse_all ? "Redis unreachable, refusing fleet-scoped keys"
+						 : "Redis unreachable, enforcing local limits");
+	if (st.syncs)
+		printf(", last sync %.1f s ago (%.2f ms)",
+		       ((double)now.tv_sec * 1e9 + now.tv_nsec - (double)st.last_sync_ns) / 1e9,
+		       st.sync_latency_ns / 1e6);
+	printf(", %" PRIu64 " keys held, %" PRIu64 " syncs, %" PRIu64 " outages\n",
+	       (uint64_t)st.keys_held, (uint64_t)st.syncs, (uint64_t)st.outages);
+}
+
 /* `per` as status prints it: src/32 src/64, src/32+dport src/64+dport, global. */
 static void format_per(const struct fg_policy *p, char *buf, size_t size)
 {
@@ -188,6 +211,7 @@ static void print_status_text(const char *ifname, const char *pin_dir, struct fg
 		printf("  xdp:      %s\n", sharing);
 	printf("  pinned:   %s\n", pin_dir);
 	print_occupancy(pinned);
+	print_fleet(pinned);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)pinned->rt.generation,
 	       set->malformed_verdict == FG_VERDICT_DROP ? "drop" : "pass");

@@ -17,7 +17,7 @@
 	X(packets) X(parsed) X(non_ip) X(malformed) X(unmatched) X(insert_failed) \
 	X(cas_exhausted) X(allowed) X(denied) X(banned) X(bans_added) X(ipv6_ext_overflow) \
 	X(sources_created) X(budget_overflow) X(vlan_overflow) X(tiny_fragments) \
-	X(ban_insert_failed) X(events_suppressed)
+	X(ban_insert_failed) X(events_suppressed) X(fleet_held)
 #define POLICY_FIELDS(X) \
 	X(matched_packets) X(matched_bytes) X(passed_packets) X(passed_bytes) \
 	X(dropped_packets) X(dropped_bytes) X(would_drop_packets) X(would_drop_bytes)
@@ -45,11 +45,13 @@ __u64 fg_format_rate(const struct fg_policy *p, char *buf, size_t size);
 
 /* The policy of the set named `name`, or NULL. */
 const struct fg_policy *fg_find_policy(const struct fg_policy_set *set, const char *name);
-const struct fg_policy *fg_policy_by_id(const struct fg_policy_set *set, __u32 id);
 
 /* A key's source as ADDR/LEN, or "overflow" (the new-source budget's shared
  * key) or "global" (per = global). buf holds INET6_ADDRSTRLEN + 8. */
 void fg_format_key(const struct fg_source_key *key, char *buf, size_t size);
+
+/* The policy of the set whose id (fg_source_key.policy_id) is `id`, or NULL. */
+const struct fg_policy *fg_policy_by_id(const struct fg_policy_set *set, __u32 id);
 
 /* Is the program recorded in `rt` still attached where it was put? */
 int fg_still_attached(const struct fg_runtime *rt);

@@ -5,6 +5,7 @@
  * concurrency test of the compare-and-swap update.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -12,6 +13,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -1840,6 +1842,106 @@ static void test_two_cpus_naive_update_overshoots(void **state)
 	}
 }
 
+/* --- scope = fleet ----------------------------------------------------------- */
+
+/* Sums the per-CPU fleet_counts of `epoch`; *entries is how many keys. */
+static struct fg_fleet_count fleet_counted(struct floodgate_bpf *skel, __u32 epoch, int *entries)
+{
+	int fd = bpf_map__fd(skel->maps.fleet_counts), ncpus = libbpf_num_possible_cpus(), cpu;
+	struct fg_fleet_count total = {0}, *values = calloc(ncpus, sizeof(*values));
+	struct fg_fleet_key key, *prev = NULL;
+
+	assert_non_null(values);
+	*entries = 0;
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (key.epoch != epoch)
+			continue;
+		(*entries)++;
+		assert_int_equal(bpf_map_lookup_elem(fd, &key, values), 0);
+		for (cpu = 0; cpu < ncpus; cpu++) {
+			total.packets += values[cpu].packets;
+			total.bytes += values[cpu].bytes;
+		}
+	}
+	free(values);
+	return total;
+}
+
+/* The id the loaded slot 0 gave policy `name`. */
+static __u32 fg_policy_id_of(struct floodgate_bpf *skel, const char *name)
+{
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	__u32 zero = 0, i, id = 0;
+
+	assert_non_null(set);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.policy_sets), &zero, set), 0);
+	for (i = 0; i < set->count; i++)
+		if (!strcmp(set->policies[i].name, name))
+			id = set->policies[i].id;
+	free(set);
+	assert_int_not_equal(id, 0);
+	return id;
+}
+
+static void set_fleet_state(struct floodgate_bpf *skel, __u32 epoch, __u32 refuse_all)
+{
+	struct fg_fleet_state st = {.epoch = epoch, .refuse_all = refuse_all};
+	__u32 zero = 0;
+
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.fleet_state), &zero, &st, 0),
+			 0);
+}
+
+/* Fleet-scoped admissions are counted per epoch, and only theirs; a hold
+ * refuses its key until it ends; refuse_all (on_redis_down = closed while
+ * Redis is down) refuses every fleet-scoped key and nothing else. */
+static void test_fleet_counts_and_holds(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy f]\nmatch = udp\nrate = 10/s\nburst = 5\n"
+					       "scope = fleet\n"
+					       "[policy l]\nmatch = tcp\nrate = 10/s\nburst = 5\n"
+					       "[fleet]\nredis = 127.0.0.1:6379\n");
+	struct pkt_spec tcp_a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
+	uint8_t buf[1600];
+	size_t len = build_packet(buf, &udp_a);
+	struct fg_source_key held = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
+	struct fg_fleet_hold hold = {.until_ns = T0 + 2 * SEC};
+	struct fg_fleet_count c;
+	int entries;
+
+	(void)state;
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 8), 5);
+	assert_int_equal(xdp_passed(skel, T0, &tcp_a, 8), 5);
+	c = fleet_counted(skel, 0, &entries);
+	assert_int_equal(entries, 1); /* the local policy counts nothing */
+	assert_int_equal(c.packets, 5);
+	assert_int_equal(c.bytes, 5 * len);
+
+	/* A new epoch: the old counts stay for the daemon, new ones go apart. */
+	set_fleet_state(skel, 1, 0);
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &udp_a, 3), 1);
+	assert_int_equal(fleet_counted(skel, 0, &entries).packets, 5);
+	assert_int_equal(fleet_counted(skel, 1, &entries).packets, 1);
+
+	/* Held until T0 + 2 s: refused (and counted as such), then admitted. */
+	held.policy_id = fg_policy_id_of(skel, "f");
+	inet_pton(AF_INET, "10.0.0.1", held.addr);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.fleet_holds), &held, &hold, 0),
+			 0);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 4), 0);
+	assert_int_equal(global_stats(skel).fleet_held, 4);
+	assert_int_equal(fleet_counted(skel, 1, &entries).packets, 1);
+	assert_int_equal(xdp_passed(skel, T0 + 2 * SEC, &udp_a, 8), 5);
+
+	/* Fail closed: fleet keys refused, the local policy untouched. */
+	set_fleet_state(skel, 1, 1);
+	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &udp_a, 3), 0);
+	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &tcp_a, 3), 3);
+	assert_int_equal(global_stats(skel).fleet_held, 7);
+	floodgate_bpf__destroy(skel);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1886,6 +1988,7 @@ int main(void)
 		cmocka_unit_test(test_two_cpus_real_clock_bounded),
 		cmocka_unit_test(test_two_cpus_coarse_clock_bounded),
 		cmocka_unit_test(test_two_cpus_naive_update_overshoots),
+		cmocka_unit_test(test_fleet_counts_and_holds),
 	};
 
 	if (geteuid() != 0) {

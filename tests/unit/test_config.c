@@ -680,7 +680,7 @@ static void test_errors_structure(void **state)
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
 		 "t.conf:4: unknown key 'brust' (expected one of: match, src, per, algorithm, "
-		 "rate, burst, action, ban_factor, ban_max)\n"},
+		 "rate, burst, action, ban_factor, ban_max, scope)\n"},
 		{POLR "hook = tc\n", 4, "unknown key 'hook' in a policy section", NULL},
 		{POLR "max_sources = 5\n", 4, "in a policy section", NULL},
 		{"[foo]\n" POLR, 1, "unknown section '[foo]'", NULL},
@@ -715,6 +715,85 @@ static void test_errors_structure(void **state)
 		{"hook = xdp\n\n# only a comment\n", 3, "no policy", NULL},
 		{"# a\n\n\n\n", 4, "no policy", NULL},
 		{"hook = xdp\r\nhook = tc\r\n" POLR, 2, "duplicate key 'hook'", NULL},
+	};
+
+	(void)state;
+	run_errors(cases, ARRAY_SIZE(cases));
+}
+
+/* --- [fleet] and scope ------------------------------------------------------ */
+
+static void test_fleet(void **state)
+{
+	const struct fg_fleet_conf *fleet = &cfg.fleet;
+
+	(void)state;
+	parse_ok("no fleet", POLR);
+	assert_false(fleet->enabled);
+	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_LOCAL);
+
+	parse_ok("fleet defaults", POLR "scope = fleet\n[fleet]\nredis = 127.0.0.1:6379\n");
+	assert_true(fleet->enabled);
+	assert_int_equal(fleet->line, 5);
+	assert_string_equal(fleet->host, "127.0.0.1");
+	assert_int_equal(fleet->port, 6379);
+	assert_string_equal(fleet->unix_path, "");
+	assert_int_equal(fleet->sync_ns, 250000000ULL);
+	assert_string_equal(fleet->key_prefix, "floodgate:");
+	assert_int_equal(fleet->on_redis_down, FG_REDIS_DOWN_LOCAL);
+	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_FLEET);
+
+	parse_ok("fleet, every key",
+		 "[fleet]\nredis = [::1]:7000\nsync = 1s\n"
+		 "key_prefix = edge/eu:\non_redis_down = closed\n" POLR "scope = local\n");
+	assert_string_equal(fleet->host, "::1");
+	assert_int_equal(fleet->port, 7000);
+	assert_int_equal(fleet->sync_ns, 1000000000ULL);
+	assert_string_equal(fleet->key_prefix, "edge/eu:");
+	assert_int_equal(fleet->on_redis_down, FG_REDIS_DOWN_CLOSED);
+	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_LOCAL);
+
+	parse_ok("unix socket and a host name",
+		 "[fleet]\nredis = unix:/run/redis/redis.sock\nsync = 10ms\n" POLR);
+	assert_string_equal(fleet->unix_path, "/run/redis/redis.sock");
+	assert_string_equal(fleet->host, "");
+	assert_int_equal(fleet->sync_ns, 10000000ULL);
+	parse_ok("host name", "[fleet]\nredis = redis.internal:6380\n" POLR);
+	assert_string_equal(fleet->host, "redis.internal");
+	assert_int_equal(fleet->port, 6380);
+}
+
+static void test_errors_fleet(void **state)
+{
+	static const struct error_case cases[] = {
+		{"[fleet]\n" POLR, 1, NULL,
+		 "t.conf:1: [fleet] has no redis (expected redis = HOST:PORT or unix:/path)\n"},
+		{POLR "scope = fleet\n", 4, "scope = fleet without a [fleet] section", NULL},
+		{POLR "scope = global\n", 4, "bad scope 'global'", NULL},
+		{POLR "scope = host\n", 4, "scope = host is not supported yet", NULL},
+		{"[fleet]\nredis = a:1\n[fleet]\n" POLR, 3, "duplicate [fleet] section", NULL},
+		{"[fleet]\nredis = a:1\nredis = b:2\n" POLR, 3, "duplicate key 'redis' in [fleet]",
+		 NULL},
+		{"[fleet]\nredis = a:1\nrate = 1/s\n" POLR, 3, NULL,
+		 "t.conf:3: unknown key 'rate' in [fleet] (expected one of: redis, sync, "
+		 "key_prefix, on_redis_down)\n"},
+		{"[fleet]\nredis = 127.0.0.1\n" POLR, 2, "bad redis '127.0.0.1'", NULL},
+		{"[fleet]\nredis = 127.0.0.1:0\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = 127.0.0.1:65536\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = :6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = ::1:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = [::1:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = []:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = a b:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = unix:run/redis.sock\n" POLR, 2, "bad redis socket", NULL},
+		{"[fleet]\nredis = a:1\nsync = 5ms\n" POLR, 3, "bad sync '5ms'", NULL},
+		{"[fleet]\nredis = a:1\nsync = 2min\n" POLR, 3, "bad sync", NULL},
+		{"[fleet]\nredis = a:1\nsync = fast\n" POLR, 3, "bad sync", NULL},
+		{"[fleet]\nredis = a:1\nkey_prefix = a b\n" POLR, 3, "bad key_prefix", NULL},
+		{"[fleet]\nredis = a:1\non_redis_down = open\n" POLR, 3, "bad on_redis_down 'open'",
+		 NULL},
+		{"[fleet]\nredis = a:1\nhook = tc\n" POLR, 3, "unknown key 'hook' in [fleet]",
+		 NULL},
 	};
 
 	(void)state;
@@ -1322,6 +1401,8 @@ int main(void)
 		cmocka_unit_test(test_files),
 		cmocka_unit_test(test_file_size_cap),
 		cmocka_unit_test(test_quiet_and_names),
+		cmocka_unit_test(test_fleet),
+		cmocka_unit_test(test_errors_fleet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
