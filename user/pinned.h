@@ -29,7 +29,7 @@ struct fg_pinned {
 	int windows;
 	int logs;
 	int global_stats;
-	int events;	      /* the ring buffer of struct fg_event */
+	int events; /* the ring buffer of struct fg_event */
 	int fleet_counts;
 	int fleet_holds;
 	int fleet_state;

@@ -124,6 +124,8 @@ s4.bind(("0.0.0.0", port))
 s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
 s6.bind(("::", port))
+# Bound: datagrams sent from now on are received (the test waits for this).
+open(out + ".ready", "w").close()
 counts = {}
 while True:
     for s in select.select([s4, s6], [], [])[0]:
@@ -141,6 +143,9 @@ ip -6 route add 2001:db8::/32 dev fgA
 echo '{}' >"$WORK/counts"
 python3 "$WORK/receive.py" "$WORK/counts" "$PORT" &
 RECEIVER_PID=$!
+# A datagram sent before the sockets are bound is refused, not queued: on a
+# loaded machine python's start-up took longer than the sender's.
+check "the receiver's sockets are bound" wait_until 10 test -e "$WORK/counts.ready"
 
 # socket_count ADDR: datagrams from ADDR so far.
 socket_count() {
