@@ -9,7 +9,16 @@ source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
 HOLDER=
-trap '[ -n "$HOLDER" ] && kill "$HOLDER" 2>/dev/null; lab_down; rm -rf "$WORK"' EXIT
+# stop_holder: ends the flock holder and its sleep (an orphaned sleep would
+# keep the suite's output pipe open until it ends: a minute of CI).
+stop_holder() {
+	[ -n "$HOLDER" ] || return 0
+	pkill -P "$HOLDER" 2>/dev/null
+	kill "$HOLDER" 2>/dev/null
+	wait "$HOLDER" 2>/dev/null
+	HOLDER=
+}
+trap 'stop_holder; lab_down; rm -rf "$WORK"' EXIT
 chmod 0755 "$WORK"
 BASE=/sys/fs/bpf/floodgate
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
@@ -67,12 +76,10 @@ check "this bpffs lets anyone create entries (mode 1777)" \
 	test "$(stat -c %a /sys/fs/bpf)" = 1777
 rm -rf "$BASE"
 "${NOBODY[@]}" mkdir "$BASE"
-"${NOBODY[@]}" flock -o "$BASE" sleep 60 &
+"${NOBODY[@]}" flock -o "$BASE" sleep 60 >/dev/null 2>&1 &
 HOLDER=$!
 refused "/sys/fs/bpf/floodgate made and locked by nobody" "$BASE is not owned by root"
-kill "$HOLDER"
-wait "$HOLDER" 2>/dev/null
-HOLDER=
+stop_holder
 rm -rf "$BASE"
 
 mkdir -m 0777 "$BASE"
@@ -93,7 +100,7 @@ done
 
 # --- the lock ----------------------------------------------------------------
 expect_exit 0 "load" "$FLOODGATE" load fgA
-flock -o "$BASE" sleep 30 &
+flock -o "$BASE" sleep 30 >/dev/null 2>&1 &
 HOLDER=$!
 for _ in $(seq 100); do grep -q "FLOCK.* $HOLDER " /proc/locks && break; sleep 0.05; done
 start=$(date +%s%N)
@@ -103,11 +110,9 @@ elapsed_ms=$((($(date +%s%N) - start) / 1000000))
 check "  ... after waiting 1 s ($elapsed_ms ms)" test "$elapsed_ms" -ge 1000 -a "$elapsed_ms" -lt 5000
 check "  ... naming the holder" grep -q "locked by process $HOLDER (flock)" <<<"$LAST_ERR"
 check "  ... floodgate is still loaded" test -d "$BASE/fgA"
-kill "$HOLDER"
-wait "$HOLDER" 2>/dev/null
-HOLDER=
+stop_holder
 # A lock released within the wait is waited for.
-flock -o "$BASE" sleep 1 &
+flock -o "$BASE" sleep 1 >/dev/null 2>&1 &
 HOLDER=$!
 for _ in $(seq 100); do grep -q "FLOCK.* $HOLDER " /proc/locks && break; sleep 0.05; done
 expect_exit 0 "unload waits for a lock released within FG_LOCK_WAIT" "$FLOODGATE" unload fgA
