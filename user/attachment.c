@@ -82,6 +82,108 @@ bool fg_prog_is_ours(__u32 prog_id, const struct fg_pin_ids *ids)
 	return ours;
 }
 
+void fg_close_own_prog_fds(__u32 prog_id)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *entry;
+	char path[64], target[64];
+
+	if (!dir)
+		return;
+	while ((entry = readdir(dir))) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = atoi(entry->d_name);
+		ssize_t n;
+
+		if (entry->d_name[0] == '.' || fd == dirfd(dir))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		/* Only program fds: a map's info has an id of another space. */
+		if (strcmp(target, "anon_inode:bpf-prog"))
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == prog_id) {
+			pr_debug("closing fd %d of detached program %u, left open by libxdp\n", fd,
+				 prog_id);
+			close(fd);
+		}
+	}
+	closedir(dir);
+}
+
+/* Whether one of the `prog*-prog` pins of libxdp's dispatcher folder
+ * `path` is floodgate's program of these pins. */
+static bool dispatch_dir_runs_ours(const char *path, const struct fg_pin_ids *ids)
+{
+	DIR *dir = opendir(path);
+	struct dirent *entry;
+	char pin[PATH_MAX + sizeof(entry->d_name) + 1];
+	bool ours = false;
+
+	if (!dir)
+		return false;
+	while (!ours && (entry = readdir(dir))) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		size_t n = strlen(entry->d_name);
+		int fd;
+
+		if (strncmp(entry->d_name, "prog", 4) || n < 5 ||
+		    strcmp(entry->d_name + n - 5, "-prog"))
+			continue;
+		snprintf(pin, sizeof(pin), "%s/%s", path, entry->d_name);
+		fd = bpf_obj_get(pin);
+		if (fd < 0)
+			continue;
+		ours = !bpf_obj_get_info_by_fd(fd, &info, &len) && fg_prog_is_ours(info.id, ids);
+		close(fd);
+	}
+	closedir(dir);
+	return ours;
+}
+
+static bool xdp_attached_id(int ifindex, __u32 prog_id)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+
+	return !bpf_xdp_query(ifindex, 0, &query) &&
+	       (query.skb_prog_id == prog_id || query.drv_prog_id == prog_id ||
+		query.hw_prog_id == prog_id);
+}
+
+void fg_xdp_clear_stale_dispatchers(const struct fg_pin_ids *ids)
+{
+	DIR *dir = opendir(FG_LIBXDP_PIN_DIR);
+	struct dirent *entry;
+	char path[PATH_MAX];
+
+	if (!dir || !ids->n) {
+		if (dir)
+			closedir(dir);
+		return;
+	}
+	while ((entry = readdir(dir))) {
+		__u32 dispatcher_id;
+		int ifindex;
+
+		if (sscanf(entry->d_name, "dispatch-%d-%u", &ifindex, &dispatcher_id) != 2 ||
+		    xdp_attached_id(ifindex, dispatcher_id))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", FG_LIBXDP_PIN_DIR, entry->d_name);
+		if (!dispatch_dir_runs_ours(path, ids))
+			continue;
+		pr_info("removing libxdp's pins in %s: dispatcher %u is no longer attached, "
+			"and they kept floodgate's program alive\n",
+			path, dispatcher_id);
+		libxdp_clean_references(ifindex);
+	}
+	closedir(dir);
+}
+
 __u32 fg_pins_in_use(const struct fg_pin_ids *ids)
 {
 	__u32 id = 0;

@@ -41,6 +41,22 @@ bool fg_prog_is_ours(__u32 prog_id, const struct fg_pin_ids *ids);
  * namespace) that uses one of the maps, or 0. */
 __u32 fg_pins_in_use(const struct fg_pin_ids *ids);
 
+/* Where libxdp pins its dispatchers (dispatch-IFINDEX-DISPATCHER_ID/). */
+#define FG_LIBXDP_PIN_DIR "/sys/fs/bpf/xdp"
+
+/* Has libxdp's folder of a dispatcher that is no longer attached (the
+ * interface's XDP program was replaced or removed by other means) removed
+ * by libxdp, when it holds floodgate's program of these pins: its pinned
+ * link would keep that program, and the pinned maps, alive for ever. */
+void fg_xdp_clear_stale_dispatchers(const struct fg_pin_ids *ids);
+
+/* Closes this process's fds of program `prog_id`. libxdp 1.3 leaves program
+ * fds open after xdp_multiprog__close() (a lone program's, and through
+ * libxdp's dispatcher, its components'): one would keep a detached program,
+ * and the pinned maps it uses, alive until this process exits. Call it
+ * only when this process holds no skeleton of that program. */
+void fg_close_own_prog_fds(__u32 prog_id);
+
 /* The id of floodgate's program attached to ifindex, at XDP or at tc
  * ingress in `tc`, or 0. */
 __u32 fg_find_attached(unsigned int ifindex, const struct fg_pin_ids *ids,

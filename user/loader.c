@@ -186,14 +186,19 @@ static struct fg_tc_place tc_place_of(const struct fg_runtime *rt)
 
 /* The program, if any, that still uses the pins. A tc filter releases its
  * program after an RCU grace period, so a program just detached may linger
- * for a moment: wait for it, within a bound. */
+ * for a moment: wait for it, within a bound. Our own process holds no
+ * skeleton here, so a program fd libxdp left open in it is closed. */
 static __u32 pins_user_after_detach(const struct fg_pin_ids *ids)
 {
 	const struct timespec pause = {.tv_nsec = 20 * 1000 * 1000};
-	__u32 user = fg_pins_in_use(ids);
+	__u32 user;
 	int tries;
 
+	fg_xdp_clear_stale_dispatchers(ids);
+	user = fg_pins_in_use(ids);
+
 	for (tries = 0; user && tries < 100; tries++) {
+		fg_close_own_prog_fds(user);
 		nanosleep(&pause, NULL);
 		user = fg_pins_in_use(ids);
 	}
@@ -281,6 +286,7 @@ static int check_existing(const char *ifname, unsigned int ifindex, const char *
 
 	if (ret)
 		return ret;
+	fg_xdp_clear_stale_dispatchers(&ids);
 	user = fg_pins_in_use(&ids);
 	if (user && fg_find_attached(ifindex, &ids, &tc)) {
 		pr_warn("Error: floodgate is already loaded on %s "
@@ -643,7 +649,10 @@ static int check_program_runs(const char *ifname)
 	struct fg_pin_ids ids;
 
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	if (!fg_pin_ids_read(pin_dir, &ids) && fg_pins_in_use(&ids))
+	if (fg_pin_ids_read(pin_dir, &ids))
+		ids.n = 0;
+	fg_xdp_clear_stale_dispatchers(&ids);
+	if (ids.n && fg_pins_in_use(&ids))
 		return FG_EXIT_OK;
 	pr_warn("Error: no program uses the maps pinned in %s any more (the interface lost "
 		"it, or it was detached): nothing to reload; 'floodgate load %s' replaces the "

@@ -30,8 +30,20 @@ import json, sys
 d = json.load(sys.stdin)[0]
 for p in d.get("xdp", []) + d.get("tc", []):
     print(p["id"])' | while read -r id; do
-		bpftool -j prog show id "$id" | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"])'
+		if [ "$(prog_name "$id")" = xdp_dispatcher ]; then
+			# libxdp's dispatcher (6.1): its programs are pinned in
+			# /sys/fs/bpf/xdp/dispatch-IFINDEX-DISPATCHER_ID/.
+			for pin in /sys/fs/bpf/xdp/dispatch-*-"$id"/prog*-prog; do
+				[ -e "$pin" ] && bpftool -j prog show pinned "$pin" |
+					python3 -c 'import json,sys; print(json.load(sys.stdin)["name"])'
+			done
+		else
+			prog_name "$id"
+		fi
 	done
+}
+prog_name() {
+	bpftool -j prog show id "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["name"])'
 }
 floodgate_attached() { attached_names "$@" | grep -qx 'fg_xdp\|fg_tc'; }
 nothing_left() { ! floodgate_attached && [ ! -e "$PIN" ] && [ ! -e "$STAGE" ]; }

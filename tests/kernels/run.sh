@@ -13,6 +13,7 @@
 # result to a second, writable 9p share; the host trusts only that file:
 # no result before FG_KERNEL_TIMEOUT seconds is a failure.
 #
+# FG_SUITES=REGEX runs only the guest's suites whose names match (no spaces).
 # Needs root, the `kernels` group of scripts/install-deps.sh, and `make tests`.
 # Exit status: 0 when every suite passed on every kernel, 1 otherwise.
 set -uo pipefail
@@ -78,7 +79,7 @@ boot() {
 		-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$kroot/boot/vmlinuz-$kver" -initrd "$results/initramfs.gz" \
-		-append "console=ttyS0 quiet panic=-1 fg_repo=$REPO fg_results=$results fg_kroot=$kroot" \
+		-append "console=ttyS0 quiet panic=-1 fg_repo=$REPO fg_results=$results fg_kroot=$kroot fg_suites=${FG_SUITES:-.}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$results",mount_tag=results,security_model=none \
 		</dev/null >"$results/console.log" 2>&1 &
