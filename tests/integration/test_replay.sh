@@ -14,7 +14,9 @@ WORK=$(mktemp -d)
 trap 'lab_down; kill $TCPDUMP_PIDS 2>/dev/null; rm -rf "$WORK"' EXIT
 SIZE=200     # frame size; the fgA capture keeps 96 bytes of each
 COUNT=10000  # frames per family
-PPS=20000    # slow enough for tcpdump to keep every frame
+# Slow enough for tcpdump to keep every frame; the 6.1 guest (emulated, two
+# tcpdumps waking per frame) sets a lower FG_REPLAY_PPS.
+PPS=${FG_REPLAY_PPS:-20000}
 TCPDUMP_PIDS=""
 
 cat >"$WORK/replay.conf" <<CONF
