@@ -21,7 +21,7 @@ set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FG_KERNELS=${FG_KERNELS:-linux-image-6.1.0-57-amd64}
 FG_KERNEL_CACHE=${FG_KERNEL_CACHE:-/var/cache/floodgate-kernels}
-FG_KERNEL_TIMEOUT=${FG_KERNEL_TIMEOUT:-900}
+FG_KERNEL_TIMEOUT=${FG_KERNEL_TIMEOUT:-2400}
 OUT=$REPO/build/kernels
 
 die() {
