@@ -114,7 +114,7 @@ static int create_maps(const char *pin_dir, const struct fg_config *cfg,
 	return err;
 }
 
-static int attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode, __u32 *prog_id)
+int fg_attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode, __u32 *prog_id)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, xdp_opts, .obj = skel->obj, .prog_name = "fg_xdp");
 	struct xdp_program *prog;
@@ -338,7 +338,7 @@ static int stage_and_attach(const char *ifname, const struct fg_config *cfg,
 		return FG_EXIT_FAILURE;
 	}
 	if (rt->hook == FG_HOOK_XDP)
-		err = attach_xdp(skel, rt->ifindex, rt->xdp_mode, &rt->prog_id);
+		err = fg_attach_xdp(skel, rt->ifindex, rt->xdp_mode, &rt->prog_id);
 	else
 		err = attach_tc(skel, rt->ifindex, rt);
 	floodgate_bpf__destroy(skel);

@@ -5,6 +5,7 @@
 #define FG_LOADER_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 /* Exit codes, documented in the README. */
 enum fg_exit {
@@ -31,6 +32,12 @@ int fg_cmd_stats(const char *ifname, bool json);
 int fg_cmd_check(const char *config_path);
 
 struct fg_pinned;
+struct floodgate_bpf;
+
+/* Attaches the opened (not yet loaded) skeleton's XDP program: through
+ * libxdp's dispatcher where the kernel allows EXT programs, else alone.
+ * MODE is an enum fg_xdp_mode. */
+int fg_attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode, __u32 *prog_id);
 /* Opens the pinned maps of a loaded interface, or says why not: returns
  * FG_EXIT_OK, FG_EXIT_STATE (not loaded) or FG_EXIT_FAILURE. */
 int fg_open_loaded(const char *ifname, struct fg_pinned *pinned);

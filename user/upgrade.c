@@ -38,6 +38,7 @@
 #include "report.h"
 #include "skeleton.h"
 #include "upgrade.h"
+#include "xdp_ext.h"
 
 #define NOTE_LENGTH 512
 
@@ -338,9 +339,52 @@ static int carry_bans(struct upgrade *u, const struct fg_config *cfg)
 	return 0;
 }
 
+/* The XDP program attached to ifindex in any mode, 0 for none. */
+static __u32 xdp_attached(unsigned int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, query);
+
+	if (bpf_xdp_query((int)ifindex, 0, &query))
+		return 0;
+	return query.drv_prog_id ? query.drv_prog_id
+				 : (query.skb_prog_id ? query.skb_prog_id : query.hw_prog_id);
+}
+
+/*
+ * Through libxdp's dispatcher (kernels that allow EXT programs) there is no
+ * one-attach replacement of a component: the new program is added beside
+ * the old (libxdp swaps in a dispatcher running both, in one attach), then
+ * the old is detached (another swap). In between, a packet meets both
+ * programs, which share the state maps: it may be charged twice, never
+ * unlimited. The new program is a second load of the object, as EXT,
+ * from the staging folder's pins.
+ */
+static int attach_beside_in_dispatcher(struct upgrade *u, const struct fg_config *cfg)
+{
+	const struct fg_skel_opts opts = {.pin_dir = u->staging, .progs = (int)u->rt.hook};
+	struct floodgate_bpf *skel = fg_skel_open(cfg, &opts);
+	__u32 new_id = 0;
+	int err;
+
+	if (!skel)
+		return -errno;
+	err = fg_attach_xdp(skel, u->rt.ifindex, u->rt.xdp_mode, &new_id);
+	floodgate_bpf__destroy(skel);
+	if (err)
+		return err;
+	err = fg_xdp_detach_component(u->rt.ifindex, u->rt.prog_id);
+	if (err) {
+		/* Both run; take the new one out again, leaving the old. */
+		fg_xdp_detach_component(u->rt.ifindex, new_id);
+		return err;
+	}
+	u->rt.prog_id = new_id;
+	return 0;
+}
+
 /* Puts the new program in the old one's place in one operation, so that
  * every packet meets one of the two. */
-static int attach_over(struct upgrade *u)
+static int attach_over(struct upgrade *u, const struct fg_config *cfg)
 {
 	bool xdp = u->rt.hook == FG_HOOK_XDP;
 	int fd = bpf_program__fd(xdp ? u->skel->progs.fg_xdp : u->skel->progs.fg_tc);
@@ -348,6 +392,8 @@ static int attach_over(struct upgrade *u)
 	__u32 len = sizeof(info);
 	int err, old_fd;
 
+	if (xdp && fg_xdp_is_dispatcher(xdp_attached(u->rt.ifindex)))
+		return attach_beside_in_dispatcher(u, cfg);
 	if (xdp) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 		__u32 mode =
@@ -357,8 +403,6 @@ static int attach_over(struct upgrade *u)
 		if (old_fd < 0)
 			return -errno;
 		opts.old_prog_fd = old_fd;
-		/* Through libxdp's dispatcher the attached program is the
-		 * dispatcher, not ours: the kernel refuses with EEXIST. */
 		err = bpf_xdp_attach(u->rt.ifindex, fd, mode | XDP_FLAGS_REPLACE, &opts);
 		close(old_fd);
 	} else {
@@ -474,7 +518,7 @@ int fg_upgrade(const char *ifname, const char *pin_dir, const struct fg_config *
 			u.staging, strerror(-err));
 		goto undo;
 	}
-	err = attach_over(&u);
+	err = attach_over(&u, cfg);
 	if (err) {
 		pr_warn("Error: cannot put the new program in place of program %u on %s: %s (the "
 			"running floodgate is untouched)\n",

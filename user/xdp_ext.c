@@ -210,3 +210,22 @@ void fg_xdp_describe_sharing(unsigned int ifindex, __u32 prog_id, char *buf, siz
 	}
 	xdp_multiprog__close(mp);
 }
+
+int fg_xdp_detach_component(unsigned int ifindex, __u32 prog_id)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	struct xdp_program *prog;
+	int err = libxdp_get_error(mp);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (prog = xdp_multiprog__next_prog(NULL, mp); prog;
+	     prog = xdp_multiprog__next_prog(prog, mp))
+		if (xdp_program__id(prog) == prog_id) {
+			err = xdp_program__detach(prog, ifindex, xdp_multiprog__attach_mode(mp), 0);
+			break;
+		}
+	xdp_multiprog__close(mp);
+	return err;
+}

@@ -35,4 +35,8 @@ bool fg_xdp_is_dispatcher(__u32 prog_id);
  * programs of libxdp's dispatcher? Another XDP program there is not ours. */
 bool fg_xdp_holds(unsigned int ifindex, __u32 prog_id);
 
+/* Detaches program `prog_id` from libxdp's dispatcher on ifindex (libxdp
+ * replaces the dispatcher with one without it, in one attach). */
+int fg_xdp_detach_component(unsigned int ifindex, __u32 prog_id);
+
 #endif /* FG_XDP_EXT_H */
