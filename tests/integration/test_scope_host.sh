@@ -149,6 +149,11 @@ check "  ... both interfaces admitted part of it ($host_a + $host_c)" \
 check "  ... its state is one key in the host's table, none in either sources" \
 	bash -c "[ $(entries "$HOST_DIR/host_sources") -eq 1 ] && [ $(entries $BASE/fgA/sources) -eq 0 ] &&
 		[ $(entries $BASE/fgC/sources) -eq 0 ]"
+check "  ... top lists the source on each interface" \
+	bash -c "'$FLOODGATE' top fgA --json | grep -q '\"source\":\"10.9.0.1/32\"' &&
+		'$FLOODGATE' top fgC --json | grep -q '\"source\":\"10.9.0.1/32\"'"
+check "  ... status shows the host's table" \
+	bash -c "'$FLOODGATE' status fgA | grep -q 'host_sources: 1 of 262144 entries in use (scope = host, shared by every interface)'"
 
 # --- reload, refusal of a differing definition ------------------------------------------
 id_before=$(map_id "$HOST_DIR/host_sources")
