@@ -135,6 +135,17 @@ static int check_peer(const char *dir, const char *name, void *ctx)
 
 		if (!(p->flags & FG_POLICY_HOST))
 			continue;
+		q = fg_policy_by_id(c->peer, p->id);
+		if (q && (q->flags & FG_POLICY_HOST) &&
+		    strncmp(q->name, p->name, sizeof(p->name))) {
+			/* The id is a 32-bit hash of the name and algorithm. */
+			pr_warn("%s:%d: policy '%s' is scope = host, and its id (%08x) is that of "
+				"%s's host-scoped policy '%s': they would share one state "
+				"(expected "
+				"another name)\n",
+				c->path, c->cfg->policies[i].line, p->name, p->id, name, q->name);
+			return FG_EXIT_CONFIG;
+		}
 		q = fg_find_policy(c->peer, p->name);
 		if (!q || !(q->flags & FG_POLICY_HOST) || same_limit(p, q))
 			continue;
@@ -307,6 +318,8 @@ void fg_host_collect(void)
 	if (stat(FG_HOST_DIR, &st))
 		return;
 	fd = open_host_map(FG_HOST_DIR, &info);
+	if (fd == -EPROTO)
+		return; /* another build's table: not for this one to judge */
 	if (fd >= 0) {
 		close(fd);
 		/* Staging and upgrade folders count: their programs may be
