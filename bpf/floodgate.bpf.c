@@ -1009,29 +1009,6 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	return admitted;
 }
 
-/*
- * scope = host: charges the key in the host's shared table, with the same
- * GCRA, compare-and-swap and new-source budget as `sources`. A global
- * function, verified once and called only for host-scoped policies, so the
- * code of the local path stays what it was (its only extra step is the
- * flag test). The key is copied to this frame: a helper may take a map key
- * from the stack on every kernel, from a global function's argument only
- * on newer ones.
- */
-__noinline int fg_charge_host(const struct fg_policy *policy, int budgeted,
-			      const struct fg_source_key *arg, __u64 now, __u64 cost)
-{
-	struct fg_global_stats *gstats;
-	struct fg_source_key key;
-	__u32 zero = 0;
-
-	gstats = bpf_map_lookup_elem(&global_stats, &zero);
-	if (!policy || !arg || !gstats)
-		return -1;
-	__builtin_memcpy(&key, arg, sizeof(key));
-	return fg_charge_word(&host_sources, policy, budgeted, &key, now, cost, gstats);
-}
-
 static __always_inline int fg_charge_key(const struct fg_policy *policy, int budgeted,
 					 const struct fg_source_key *key, __u64 now, __u64 cost,
 					 struct fg_global_stats *gstats)
@@ -1042,8 +1019,11 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 	case FG_ALG_SLIDING_LOG:
 		return fg_charge_log(policy, budgeted, key, now, cost, gstats);
 	default:
+		/* scope = host: the host's shared table (the same GCRA, CAS
+		 * and budget; only the map differs). */
 		if (policy->flags & FG_POLICY_HOST)
-			return fg_charge_host(policy, budgeted, key, now, cost);
+			return fg_charge_word(&host_sources, policy, budgeted, key, now, cost,
+					      gstats);
 		return fg_charge_word(&sources, policy, budgeted, key, now, cost, gstats);
 	}
 }
