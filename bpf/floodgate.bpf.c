@@ -1020,7 +1020,10 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 		return fg_charge_log(policy, budgeted, key, now, cost, gstats);
 	default:
 		/* scope = host: the host's shared table (the same GCRA, CAS
-		 * and budget; only the map differs). */
+		 * and budget; only the map differs). Inlined, not a global
+		 * function: a fourth frame (fg_xdp, fg_apply_layer, it,
+		 * fg_emit_event) takes the call chain past the verifier's
+		 * 512-byte stack. */
 		if (policy->flags & FG_POLICY_HOST)
 			return fg_charge_word(&host_sources, policy, budgeted, key, now, cost,
 					      gstats);
