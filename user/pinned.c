@@ -283,6 +283,10 @@ static bool state_kept(const struct fg_policy *p, const struct fg_policy_set *ne
 
 		if (q->id != p->id)
 			continue;
+		/* scope local -> host: the state moves to host_sources, and
+		 * what p left in this interface's tables is nobody's. */
+		if (!(p->flags & FG_POLICY_HOST) && (q->flags & FG_POLICY_HOST))
+			return false;
 		/* include/fg_algos.h: a sliding_log ring wraps at COUNT. */
 		return !(p->algorithm == FG_ALG_SLIDING_LOG &&
 			 p->params.sliding_log.count != q->params.sliding_log.count);

@@ -531,6 +531,13 @@ static void test_reload_reclaims_state(void **state)
 			 -ENOENT);
 	assert_int_equal(bpf_map_get_next_key(pinned.sources, NULL, &(struct fg_source_key){}),
 			 -ENOENT);
+	/* tb becomes scope = host: its state moves to host_sources, so what
+	 * it has in sources goes */
+	assert_int_equal(xdp_passed(skel, T0, &other, 1), 1);
+	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 3/s\n"
+		    "[policy tb]\nmatch = udp dport 10\nrate = 3/s\nburst = 3\nscope = host\n",
+		    next);
+	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 1);
 	floodgate_bpf__destroy(skel);
 	free(old);
 	free(next);
