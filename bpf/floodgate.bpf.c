@@ -62,6 +62,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } sources SEC(".maps");
 
+/* scope = host: the per-source state of host-scoped policies, one map for
+ * every interface of the host (include/floodgate.h). Sized at load time,
+ * 1 entry when no policy is host-scoped; a load that finds the host's map
+ * already made reuses it, whatever its size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_source_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} host_sources SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FG_POLICY_SLOTS *FG_PORT_SLOTS);
@@ -818,9 +830,12 @@ static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 		*last_seen_ns = now;
 }
 
-/* Charges `cost` to a one-word state with compare-and-swap. Returns 1 if
- * admitted, 0 if refused, and -1 if no state could be created (table full). */
-static __always_inline int fg_charge_word(const struct fg_policy *policy, int budgeted,
+/* Charges `cost` to a one-word state in `map` (sources or host_sources)
+ * with compare-and-swap. Returns 1 if admitted, 0 if refused, and -1 if no
+ * state could be created (table full). Inlined at each call site with a
+ * constant map, so each lookup stays one the verifier can inline: a map
+ * chosen at run time would cost every policy a helper call. */
+static __always_inline int fg_charge_word(void *map, const struct fg_policy *policy, int budgeted,
 					  const struct fg_source_key *key, __u64 now, __u64 cost,
 					  struct fg_global_stats *gstats)
 {
@@ -828,7 +843,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 	__u64 new_state = 0;
 	int i;
 
-	state = bpf_map_lookup_elem(&sources, key);
+	state = bpf_map_lookup_elem(map, key);
 	if (!state) {
 		struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT};
 		int admitted;
@@ -841,7 +856,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 			fresh.tat_ns = new_state;
 		else
 			fresh.dropped = FG_DROPPED_REFUSING;
-		err = fg_insert_state(&sources, key, &fresh);
+		err = fg_insert_state(map, key, &fresh);
 		if (!err) {
 			gstats->sources_created++;
 			if (!admitted)
@@ -849,7 +864,7 @@ static __always_inline int fg_charge_word(const struct fg_policy *policy, int bu
 			return admitted;
 		}
 		/* Another CPU created it first: charge the state it made. */
-		if (err != -EEXIST || !(state = bpf_map_lookup_elem(&sources, key))) {
+		if (err != -EEXIST || !(state = bpf_map_lookup_elem(map, key))) {
 			gstats->insert_failed++;
 			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
 			return -1;
@@ -1004,7 +1019,15 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 	case FG_ALG_SLIDING_LOG:
 		return fg_charge_log(policy, budgeted, key, now, cost, gstats);
 	default:
-		return fg_charge_word(policy, budgeted, key, now, cost, gstats);
+		/* scope = host: the host's shared table (the same GCRA, CAS
+		 * and budget; only the map differs). Inlined, not a global
+		 * function: a fourth frame (fg_xdp, fg_apply_layer, it,
+		 * fg_emit_event) takes the call chain past the verifier's
+		 * 512-byte stack. */
+		if (policy->flags & FG_POLICY_HOST)
+			return fg_charge_word(&host_sources, policy, budgeted, key, now, cost,
+					      gstats);
+		return fg_charge_word(&sources, policy, budgeted, key, now, cost, gstats);
 	}
 }
 

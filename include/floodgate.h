@@ -69,6 +69,7 @@ enum fg_policy_flags {
 	FG_POLICY_KEY_DPORT = 1 << 1, /* per = src/N+dport: the port is in the key */
 	FG_POLICY_FLEET = 1 << 2,     /* scope = fleet: counted in fleet_counts, held by
 				       * fleet_holds */
+	FG_POLICY_HOST = 1 << 3,      /* scope = host: state in host_sources, not sources */
 };
 
 enum fg_hook {
@@ -89,7 +90,18 @@ enum fg_xdp_mode {
 #define FG_FAMILY_OVERFLOW 0xff
 
 /* Key of the `sources` LRU hash: one rate-limit state per policy and
- * masked source. */
+ * masked source.
+ *
+ * scope = host: the one-word state of a host-scoped policy (token_bucket,
+ * fixed_window, leaky_bucket; the config refuses the others) lives in the
+ * `host_sources` LRU hash instead, with this same key and value. That map
+ * is one and the same on every interface of the host: the first load that
+ * needs it creates it and pins it a second time in
+ * FG_PIN_BASE/host:shared/, and every later load reuses it
+ * (user/hostscope.c).
+ * policy_id is derived from the policy's name and algorithm only (never
+ * from its place in the file), so a host-scoped policy of one name names
+ * the same state on every interface. */
 struct fg_source_key {
 	__u32 policy_id; /* fg_policy.id: stable across reloads */
 	__u8 family;	 /* FG_FAMILY_IPV4/IPV6, 0 for a global key */
@@ -463,8 +475,8 @@ struct fg_event {
  * The sizes both compilers must agree on: a change here changes the maps'
  * value sizes, which `reload` checks against the pinned maps.
  */
-_Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key");
-_Static_assert(sizeof(struct fg_source_state) == 16, "fg_source_state");
+_Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key (sources, host_sources)");
+_Static_assert(sizeof(struct fg_source_state) == 16, "fg_source_state (sources, host_sources)");
 _Static_assert(sizeof(struct fg_sliding_window_state) == 16, "fg_sliding_window_state");
 _Static_assert(sizeof(struct fg_window_entry) == 32, "fg_window_entry");
 _Static_assert(sizeof(struct fg_state_lock) == 4, "fg_state_lock");

@@ -13,6 +13,7 @@
 #include <xdp/libxdp.h>
 
 #include "attachment.h"
+#include "hostscope.h"
 #include "log.h"
 #include "xdp_ext.h"
 
@@ -32,7 +33,10 @@ int fg_pin_ids_read(const char *pin_dir, struct fg_pin_ids *ids)
 		__u32 len = sizeof(info);
 		int fd;
 
-		if (entry->d_name[0] == '.')
+		/* The host's table (scope = host) is used by the programs of
+		 * other interfaces too: it tells nothing of whose pins these
+		 * are. */
+		if (entry->d_name[0] == '.' || !strcmp(entry->d_name, FG_HOST_MAP))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, entry->d_name);
 		fd = bpf_obj_get(path);

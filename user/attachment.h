@@ -30,7 +30,8 @@ struct fg_tc_place {
 };
 
 /* Reads the ids of every map pinned in pin_dir (a missing folder gives
- * none). Returns 0 or a negative errno. */
+ * none) but host_sources, which other interfaces' programs use too (scope
+ * = host). Returns 0 or a negative errno. */
 int fg_pin_ids_read(const char *pin_dir, struct fg_pin_ids *ids);
 
 /* Does program `prog_id` use one of the maps (or, with none, bear the name

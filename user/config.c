@@ -928,10 +928,11 @@ static int parse_scope(struct parser *p, const char *v)
 			p->first_fleet_scope = p->line;
 		return 0;
 	}
-	if (strcmp(v, "host") == 0)
-		return fail(p, p->line,
-			    "scope = host is not supported yet (expected local or fleet)");
-	return fail(p, p->line, "bad scope '%s' (expected local or fleet)", v);
+	if (strcmp(v, "host") == 0) {
+		p->pol->scope = FG_SCOPE_HOST;
+		return 0;
+	}
+	return fail(p, p->line, "bad scope '%s' (expected local, host or fleet)", v);
 }
 
 /* --- policy sections ------------------------------------------------------- */
@@ -1037,6 +1038,22 @@ static int check_algorithm(struct parser *p)
 	return 0;
 }
 
+/* scope = host shares one-word states only (host_sources holds what
+ * `sources` holds): the lock-guarded states of sliding_window and
+ * sliding_log have no host-wide table. */
+static int check_host_scope(struct parser *p)
+{
+	struct fg_policy_conf *pol = p->pol;
+
+	if (pol->scope != FG_SCOPE_HOST ||
+	    (pol->algorithm != FG_ALG_SLIDING_WINDOW && pol->algorithm != FG_ALG_SLIDING_LOG))
+		return 0;
+	return fail(p, p->policy_line[P_SCOPE],
+		    "scope = host does not support %s (expected algorithm = token_bucket, "
+		    "leaky_bucket or fixed_window, or scope = local)",
+		    fg_algorithm_name(pol->algorithm));
+}
+
 static int check_ban(struct parser *p)
 {
 	struct fg_policy_conf *pol = p->pol;
@@ -1079,7 +1096,7 @@ static int finish_policy(struct parser *p)
 	if (!p->policy_line[P_RATE])
 		return fail(p, pol->line, "policy '%s' has no 'rate' (expected e.g. rate = 100/s)",
 			    pol->name);
-	if (check_algorithm(p) || check_ban(p))
+	if (check_algorithm(p) || check_ban(p) || check_host_scope(p))
 		return -EINVAL;
 	if (!p->policy_line[P_BURST] && pol->algorithm == FG_ALG_LEAKY_BUCKET) {
 		/* A meter's depth: one packet, or one full-size frame of bytes

@@ -39,6 +39,7 @@
 enum fg_scope {
 	FG_SCOPE_LOCAL = 0, /* this interface (the default) */
 	FG_SCOPE_FLEET = 1, /* every host syncing to the [fleet] Redis */
+	FG_SCOPE_HOST = 2,  /* every interface floodgate protects on this host */
 };
 
 /* What fleet-scoped policies do while Redis cannot be reached. */

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "filemode.h"
 #include "floodgate.skel.h"
+#include "hostscope.h"
 #include "loader.h"
 #include "log.h"
 #include "pinfolder.h"
@@ -102,9 +103,13 @@ static int compile_config(const struct fg_config *cfg, const char *path, __u32 s
  * loaded afterwards by a second open that reuses the pinned maps.
  */
 static int create_maps(const char *pin_dir, const struct fg_config *cfg,
-		       const struct fg_compiled *compiled, const struct fg_runtime *rt)
+		       const struct fg_compiled *compiled, const struct fg_runtime *rt, int host_fd)
 {
-	const struct fg_skel_opts opts = {.pin_dir = pin_dir, .progs = FG_SKEL_MAPS_ONLY};
+	const struct fg_skel_opts opts = {
+		.pin_dir = pin_dir,
+		.progs = FG_SKEL_MAPS_ONLY,
+		.host_fd = host_fd > 0 ? host_fd : 0,
+	};
 	struct floodgate_bpf *skel;
 	int err = fg_skel_prepare(cfg, &opts, compiled, rt, &skel);
 
@@ -313,10 +318,12 @@ static int check_existing(const char *ifname, unsigned int ifindex, const char *
  * then renames the folder into place: whatever step a crash interrupts,
  * the folder at fg_pin_dir() is either absent or complete, and a staging
  * folder is an interrupted load's (clear_staging). FG_TEST_DIE_AT names
- * the steps for the tests.
+ * the steps for the tests. scope = host: host_sources is the host's table
+ * `host_fd` when there is one, else the new one is pinned as the host's
+ * before anything is attached (a crash leaves it to fg_host_collect).
  */
 static int stage_and_attach(const char *ifname, const struct fg_config *cfg,
-			    const struct fg_compiled *compiled, struct fg_runtime *rt)
+			    const struct fg_compiled *compiled, struct fg_runtime *rt, int host_fd)
 {
 	char stage[PATH_MAX], pin_dir[PATH_MAX];
 	struct floodgate_bpf *skel;
@@ -329,7 +336,7 @@ static int stage_and_attach(const char *ifname, const struct fg_config *cfg,
 		return FG_EXIT_FAILURE;
 	}
 	fg_test_die_at("staged");
-	if (create_maps(stage, cfg, compiled, rt))
+	if (create_maps(stage, cfg, compiled, rt, host_fd) || fg_host_publish(stage, cfg))
 		return FG_EXIT_FAILURE;
 	fg_test_die_at("maps");
 	skel = fg_skel_open(cfg, &(struct fg_skel_opts){.pin_dir = stage, .progs = rt->hook});
@@ -375,11 +382,12 @@ static void load_runtime(const struct fg_load_opts *opts, const struct fg_config
 }
 
 /* Under the lock: clears an interrupted load, checks a complete folder,
- * then loads. */
-static int load_locked(const char *ifname, const struct fg_config *cfg,
+ * finds the host's table (scope = host), then loads. */
+static int load_locked(const char *ifname, const char *path, const struct fg_config *cfg,
 		       const struct fg_compiled *compiled, struct fg_runtime *rt)
 {
 	char pin_dir[PATH_MAX];
+	int host_fd = -1;
 	bool found;
 	int ret = clear_staging(ifname, rt->ifindex, NULL, &found);
 
@@ -391,9 +399,18 @@ static int load_locked(const char *ifname, const struct fg_config *cfg,
 		if (ret)
 			return ret;
 	}
-	ret = stage_and_attach(ifname, cfg, compiled, rt);
+	/* What a crash or the removals above left unused goes first. */
+	fg_host_collect();
+	ret = fg_host_prepare(ifname, path, cfg, compiled, &host_fd);
 	if (ret)
+		return ret;
+	ret = stage_and_attach(ifname, cfg, compiled, rt, host_fd);
+	if (ret) {
 		clear_staging(ifname, rt->ifindex, rt, &found);
+		fg_host_collect();
+	}
+	if (host_fd >= 0)
+		close(host_fd);
 	return ret;
 }
 
@@ -431,7 +448,7 @@ int fg_cmd_load(const struct fg_load_opts *opts)
 		ret = fg_upgrade(ifname, pin_dir, cfg, compiled);
 		goto out;
 	}
-	ret = load_locked(ifname, cfg, compiled, &rt);
+	ret = load_locked(ifname, opts->config_path, cfg, compiled, &rt);
 	if (!ret)
 		printf("floodgate loaded on %s (%s%s), %u policies\n", ifname,
 		       rt.hook == FG_HOOK_XDP ? "xdp" : "tc",
@@ -554,6 +571,8 @@ int fg_cmd_unload(const char *ifname)
 		printf("floodgate unloaded from %s (what an interrupted load left)\n", ifname);
 	else if (!ret)
 		ret = unload_orphan(ifname, ifindex);
+	/* The last interface of scope = host takes the host's table along. */
+	fg_host_collect();
 	close(lock_fd);
 	return ret;
 }
@@ -662,8 +681,10 @@ static int check_program_runs(const char *ifname)
 }
 
 /* Writes the new policy into the idle slot, carries the counters, flips
- * the slot, then reclaims the state the new policy does not keep. */
-static int push_reload(struct fg_pinned *pinned, const struct fg_compiled *compiled)
+ * the slot, then reclaims the state the new policy does not keep (in the
+ * host's table, only what no other interface's policies still use). */
+static int push_reload(const char *ifname, struct fg_pinned *pinned,
+		       const struct fg_compiled *compiled)
 {
 	__u32 old_slot = pinned->rt.active_slot, next_slot = !old_slot;
 	struct fg_policy_set *old = malloc(sizeof(*old));
@@ -685,6 +706,11 @@ static int push_reload(struct fg_pinned *pinned, const struct fg_compiled *compi
 	}
 	/* After the flip no packet is judged by the old policies any more. */
 	reclaimed = fg_pinned_reclaim_state(pinned, old, &compiled->set);
+	if (reclaimed >= 0) {
+		long host = fg_host_reclaim(ifname, pinned, old, &compiled->set);
+
+		reclaimed = host < 0 ? host : reclaimed + host;
+	}
 	free(old);
 	if (reclaimed < 0) {
 		pr_warn("Warning: the new policy is active, but the state of removed policies "
@@ -732,7 +758,9 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 	if (!ret)
 		ret = compile_config(cfg, config_path, !pinned.rt.active_slot, &compiled);
 	if (!ret)
-		ret = push_reload(&pinned, compiled);
+		ret = fg_host_check_peers(ifname, config_path, cfg, compiled);
+	if (!ret)
+		ret = push_reload(ifname, &pinned, compiled);
 	if (!ret)
 		printf("floodgate policy on %s reloaded: %u policies\n", ifname, cfg->n_policies);
 out:

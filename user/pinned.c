@@ -42,6 +42,11 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	{"sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
 	 sizeof(struct fg_source_state), FD_OF(sources), sources_entries, true,
 	 "token_bucket, fixed_window, leaky_bucket"},
+	/* One map for every interface (scope = host): pinned here too, so
+	 * a folder holds every map its program uses, and in host:shared/. */
+	{"host_sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
+	 sizeof(struct fg_source_state), FD_OF(host_sources), fg_host_entries, true,
+	 "scope = host, shared by every interface"},
 	{"windows", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
 	 sizeof(struct fg_window_entry), FD_OF(windows), fg_windows_entries, true,
 	 "sliding_window"},
@@ -278,6 +283,10 @@ static bool state_kept(const struct fg_policy *p, const struct fg_policy_set *ne
 
 		if (q->id != p->id)
 			continue;
+		/* scope local -> host: the state moves to host_sources, and
+		 * what p left in this interface's tables is nobody's. */
+		if (!(p->flags & FG_POLICY_HOST) && (q->flags & FG_POLICY_HOST))
+			return false;
 		/* include/fg_algos.h: a sliding_log ring wraps at COUNT. */
 		return !(p->algorithm == FG_ALG_SLIDING_LOG &&
 			 p->params.sliding_log.count != q->params.sliding_log.count);
@@ -295,8 +304,7 @@ static bool id_in(__u32 id, const __u32 *ids, unsigned int n)
 	return false;
 }
 
-/* Deletes the entries of `fd` whose policy id is in `ids`. */
-static long reclaim_map(int fd, const __u32 *ids, unsigned int n)
+long fg_pinned_reclaim_ids(int fd, const __u32 *ids, unsigned int n)
 {
 	struct fg_source_key key, next;
 	void *prev = NULL;
@@ -332,9 +340,10 @@ long fg_pinned_reclaim_state(const struct fg_pinned *pinned, const struct fg_pol
 	for (i = 0; i < fg_pinned_map_count; i++) {
 		const struct fg_pinned_map *map = &fg_pinned_maps[i];
 
-		if (!map->policy_state)
+		if (!map->policy_state || map->fd_offset == FD_OF(host_sources))
 			continue;
-		err = reclaim_map(*(const int *)((const char *)pinned + map->fd_offset), ids, n);
+		err = fg_pinned_reclaim_ids(*(const int *)((const char *)pinned + map->fd_offset),
+					    ids, n);
 		if (err < 0)
 			return err;
 		deleted += err;

@@ -33,6 +33,7 @@ struct fg_pinned {
 	int fleet_counts;
 	int fleet_holds;
 	int fleet_state;
+	int host_sources;     /* scope = host: the host's shared table (user/hostscope.c) */
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };
@@ -92,11 +93,17 @@ int fg_pinned_update_runtime(const char *pin_dir, const struct fg_runtime *rt);
 /* Unlinks every pin in the folder and removes it. Returns 0 or -1 (errno). */
 int fg_pinned_remove(const char *pin_dir);
 
-/* Deletes, from every policy_state map, the entries of policies that are
- * in `old` but whose state `next` does not keep: removed policies, and
- * sliding_log policies whose COUNT changed (their ring assumes it).
- * Returns how many entries were deleted, or a negative errno. */
+/* Deletes, from every policy_state map of this interface, the entries of
+ * policies that are in `old` but whose state `next` does not keep: removed
+ * policies, and sliding_log policies whose COUNT changed (their ring
+ * assumes it). host_sources is not this interface's alone: it is left to
+ * fg_host_reclaim(). Returns how many entries were deleted, or a negative
+ * errno. */
 long fg_pinned_reclaim_state(const struct fg_pinned *pinned, const struct fg_policy_set *old,
 			     const struct fg_policy_set *next);
+
+/* Deletes the entries of the fg_source_key-keyed map `fd` whose policy id
+ * is one of `ids`. Returns how many, or a negative errno. */
+long fg_pinned_reclaim_ids(int fd, const __u32 *ids, unsigned int n);
 
 #endif /* FG_PINNED_H */

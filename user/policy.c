@@ -67,7 +67,8 @@ static int compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 	p->action = pc->action;
 	p->key_kind = pc->key_kind;
 	p->flags = (pc->bytes ? FG_POLICY_BYTES : 0) | (pc->key_dport ? FG_POLICY_KEY_DPORT : 0) |
-		   (pc->scope == FG_SCOPE_FLEET ? FG_POLICY_FLEET : 0);
+		   (pc->scope == FG_SCOPE_FLEET ? FG_POLICY_FLEET : 0) |
+		   (pc->scope == FG_SCOPE_HOST ? FG_POLICY_HOST : 0);
 	p->ban_ns = pc->ban_ns;
 	p->ban_factor = pc->ban_factor;
 	p->ban_max_ns = pc->ban_max_ns;
@@ -585,6 +586,21 @@ __u32 fg_fleet_entries(const struct fg_config *cfg)
 			return cfg->max_sources < FG_MAX_FLEET_KEYS ? cfg->max_sources
 								    : FG_MAX_FLEET_KEYS;
 	return 1;
+}
+
+bool fg_config_has_host(const struct fg_config *cfg)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->n_policies; i++)
+		if (cfg->policies[i].scope == FG_SCOPE_HOST)
+			return true;
+	return false;
+}
+
+__u32 fg_host_entries(const struct fg_config *cfg)
+{
+	return fg_config_has_host(cfg) ? cfg->max_sources : 1;
 }
 
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot)

@@ -76,6 +76,12 @@ __u32 fg_logs_entries(const struct fg_config *cfg);
 /* Entries of `fleet_counts` and `fleet_holds`: max_sources, at most
  * FG_MAX_FLEET_KEYS, when a policy is fleet-scoped, else 1. */
 __u32 fg_fleet_entries(const struct fg_config *cfg);
+/* Is any policy scope = host? */
+bool fg_config_has_host(const struct fg_config *cfg);
+/* Entries of `host_sources` a load creates when no interface made the
+ * host's table yet: max_sources when a policy is host-scoped, else 1 (a
+ * private map nobody shares). */
+__u32 fg_host_entries(const struct fg_config *cfg);
 
 /* A policy's rate as a person reads it, derived from its params. */
 struct fg_readback_rate {

@@ -50,6 +50,14 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 		}
 	}
 	size_maps(skel, cfg, opts);
+	/* After size_maps: the reused map brings its own size. */
+	if (opts->host_fd > 0 && bpf_map__reuse_fd(skel->maps.host_sources, opts->host_fd)) {
+		int err = errno;
+
+		floodgate_bpf__destroy(skel);
+		errno = err;
+		return NULL;
+	}
 	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
 	skel->rodata->fg_test_clock = opts->test_clock;
 	skel->rodata->fg_test_naive_update = opts->naive_update;

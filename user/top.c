@@ -72,6 +72,7 @@ struct collector {
 	bool filter;
 	__u32 policy_id;
 	unsigned long long scanned;
+	const struct fg_top_maps *maps;
 };
 
 static bool ranks_below(const struct fg_top_row *a, const struct fg_top_row *b)
@@ -149,6 +150,20 @@ static int offer_source(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
+/* The host's table holds the keys of every interface's host-scoped
+ * policies: only this interface's are its. */
+static int offer_host_source(const void *key, const void *value, void *ctx)
+{
+	const struct fg_top_maps *maps = ((struct collector *)ctx)->maps;
+	__u32 id = ((const struct fg_source_key *)key)->policy_id;
+	unsigned int i;
+
+	for (i = 0; i < maps->n_host_ids; i++)
+		if (maps->host_ids[i] == id)
+			return offer_source(key, value, ctx);
+	return 0;
+}
+
 static int offer_window(const void *key, const void *value, void *ctx)
 {
 	const struct fg_window_entry *v = value;
@@ -185,8 +200,11 @@ int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
 		{maps->sources, sizeof(struct fg_source_state), BATCH_CHUNK, offer_source},
 		{maps->windows, sizeof(struct fg_window_entry), BATCH_CHUNK, offer_window},
 		{maps->logs, sizeof(struct fg_log_entry), LOG_CHUNK, offer_log},
+		{maps->host_sources > 0 && maps->n_host_ids ? maps->host_sources : -1,
+		 sizeof(struct fg_source_state), BATCH_CHUNK, offer_host_source},
 	};
-	struct collector c = {.limit = limit, .filter = filter, .policy_id = policy_id};
+	struct collector c = {
+		.limit = limit, .filter = filter, .policy_id = policy_id, .maps = maps};
 	size_t i;
 	int err = 0;
 
@@ -447,7 +465,7 @@ int fg_cmd_top(const char *ifname, unsigned int limit, const char *policy, bool 
 	struct fg_policy_set *set = malloc(sizeof(*set));
 	struct fg_top top = {0};
 	struct fg_top_maps maps;
-	__u32 policy_id = 0;
+	__u32 policy_id = 0, host_ids[FG_MAX_POLICIES], i;
 	int ret, err;
 
 	if (!set)
@@ -469,7 +487,14 @@ int fg_cmd_top(const char *ifname, unsigned int limit, const char *policy, bool 
 		}
 		policy_id = p->id;
 	}
-	maps = (struct fg_top_maps){pinned.sources, pinned.windows, pinned.logs};
+	maps = (struct fg_top_maps){.sources = pinned.sources,
+				    .windows = pinned.windows,
+				    .logs = pinned.logs,
+				    .host_sources = pinned.host_sources,
+				    .host_ids = host_ids};
+	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
+		if (set->policies[i].flags & FG_POLICY_HOST)
+			host_ids[maps.n_host_ids++] = set->policies[i].id;
 	err = fg_top_collect(&maps, policy != NULL, policy_id, limit, &top);
 	if (err)
 		goto fail;

@@ -35,6 +35,12 @@ struct fg_top_maps {
 	int sources;
 	int windows;
 	int logs;
+	/* scope = host: the host's table, whose keys of `host_ids` (this
+	 * interface's host-scoped policies) are read, in the sources rows;
+	 * 0 or -1 skips it (as when it is not set). */
+	int host_sources;
+	const __u32 *host_ids;
+	unsigned int n_host_ids;
 };
 
 struct fg_top {

@@ -32,6 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "floodgate.skel.h"
+#include "hostscope.h"
 #include "loader.h"
 #include "log.h"
 #include "pinned.h"
@@ -212,10 +213,15 @@ static bool shareable(const struct fg_pinned_map *row, const struct old_map *old
 }
 
 /* Opens the new object in the staging folder, sharing what can be shared,
- * and loads it. */
-static int open_new(struct upgrade *u, const struct fg_config *cfg)
+ * and loads it. host_sources is the old one when it can be shared, else
+ * the host's table `host_fd` (scope = host) when there is one. */
+static int open_new(struct upgrade *u, const struct fg_config *cfg, int host_fd)
 {
-	const struct fg_skel_opts opts = {.pin_dir = u->staging, .progs = (int)u->rt.hook};
+	const struct fg_skel_opts opts = {
+		.pin_dir = u->staging,
+		.progs = (int)u->rt.hook,
+		.host_fd = host_fd > 0 ? host_fd : 0,
+	};
 	size_t i;
 	int err;
 
@@ -449,12 +455,18 @@ static int prepare(struct upgrade *u, const struct fg_config *cfg,
 		   const struct fg_compiled *compiled)
 {
 	struct fg_pinned maps;
-	int err;
+	int host_fd = -1, err;
 
 	fg_pinned_remove(u->staging);
 	if (mkdir(u->staging, 0700))
 		return -errno;
-	err = open_new(u, cfg);
+	if (fg_host_prepare(u->ifname, NULL, cfg, compiled, &host_fd))
+		return -EINVAL;
+	err = open_new(u, cfg, host_fd);
+	if (host_fd >= 0)
+		close(host_fd);
+	if (!err)
+		err = fg_host_publish(u->staging, cfg);
 	if (!err)
 		err = write_runtime(u, cfg);
 	if (!err)

@@ -531,6 +531,13 @@ static void test_reload_reclaims_state(void **state)
 			 -ENOENT);
 	assert_int_equal(bpf_map_get_next_key(pinned.sources, NULL, &(struct fg_source_key){}),
 			 -ENOENT);
+	/* tb becomes scope = host: its state moves to host_sources, so what
+	 * it has in sources goes */
+	assert_int_equal(xdp_passed(skel, T0, &other, 1), 1);
+	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 3/s\n"
+		    "[policy tb]\nmatch = udp dport 10\nrate = 3/s\nburst = 3\nscope = host\n",
+		    next);
+	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 1);
 	floodgate_bpf__destroy(skel);
 	free(old);
 	free(next);
@@ -1942,6 +1949,62 @@ static void test_fleet_counts_and_holds(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* scope = host: two programs (two interfaces) whose host_sources is one map,
+ * as the loader shares it, charge one source to one bucket, whichever
+ * interface its packets come through; the policy's place in each file
+ * differs, its name (hence its id) does not. A local policy keeps a bucket
+ * per program, in each one's own `sources`. */
+static void test_host_scope_shares_one_bucket(void **state)
+{
+	static const char config_a[] = "[policy h]\nmatch = udp\nrate = 10/s\nburst = 5\n"
+				       "scope = host\n"
+				       "[policy l]\nmatch = tcp\nrate = 10/s\nburst = 5\n";
+	static const char config_b[] = "[policy icmp]\nmatch = icmp\nrate = 1/s\n"
+				       "[policy l]\nmatch = tcp\nrate = 10/s\nburst = 5\n"
+				       "[policy h]\nmatch = udp\nrate = 10/s\nburst = 5\n"
+				       "scope = host\n";
+	struct floodgate_bpf *a = load_with(config_a), *b = NULL;
+	struct fg_skel_opts opts = {.progs = FG_SKEL_EVERY_PROG, .test_clock = true};
+	struct pkt_spec tcp_a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
+	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
+	struct fg_source_state st;
+
+	(void)state;
+	opts.host_fd = bpf_map__fd(a->maps.host_sources);
+	assert_int_equal(fg_skel_prepare_text(config_b, &opts, &b), 0);
+	assert_int_equal(fg_policy_id_of(a, "h"), fg_policy_id_of(b, "h"));
+
+	/* burst 5 over both: 3 through a, then only 2 through b */
+	assert_int_equal(xdp_passed(a, T0, &udp_a, 3), 3);
+	assert_int_equal(xdp_passed(b, T0, &udp_a, 8), 2);
+	assert_int_equal(xdp_passed(a, T0, &udp_a, 4), 0);
+	/* 10/s: one token per 100 ms, to whichever interface takes it first */
+	assert_int_equal(xdp_passed(b, T0 + 100 * MS, &udp_a, 3), 1);
+	assert_int_equal(xdp_passed(a, T0 + 100 * MS, &udp_a, 3), 0);
+	assert_int_equal(xdp_passed(a, T0 + 200 * MS, &udp_a, 3), 1);
+	assert_int_equal(xdp_passed(b, T0 + 200 * MS, &udp_a, 3), 0);
+	/* idle: refilled to one burst for both together, never one each */
+	assert_int_equal(xdp_passed(a, T0 + 10 * SEC, &udp_a, 4) +
+				 xdp_passed(b, T0 + 10 * SEC, &udp_a, 4),
+			 5);
+
+	/* the local policy: one bucket per program */
+	assert_int_equal(xdp_passed(a, T0, &tcp_a, 8), 5);
+	assert_int_equal(xdp_passed(b, T0, &tcp_a, 8), 5);
+
+	/* the host key is in the shared map, in neither `sources` */
+	key.policy_id = fg_policy_id_of(a, "h");
+	inet_pton(AF_INET, "10.0.0.1", key.addr);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(b->maps.host_sources), &key, &st), 0);
+	assert_int_not_equal(bpf_map_lookup_elem(bpf_map__fd(a->maps.sources), &key, &st), 0);
+	assert_int_not_equal(bpf_map_lookup_elem(bpf_map__fd(b->maps.sources), &key, &st), 0);
+	key.policy_id = fg_policy_id_of(a, "l");
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(a->maps.sources), &key, &st), 0);
+	assert_int_not_equal(bpf_map_lookup_elem(bpf_map__fd(a->maps.host_sources), &key, &st), 0);
+	floodgate_bpf__destroy(b);
+	floodgate_bpf__destroy(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1989,6 +2052,7 @@ int main(void)
 		cmocka_unit_test(test_two_cpus_coarse_clock_bounded),
 		cmocka_unit_test(test_two_cpus_naive_update_overshoots),
 		cmocka_unit_test(test_fleet_counts_and_holds),
+		cmocka_unit_test(test_host_scope_shares_one_bucket),
 	};
 
 	if (geteuid() != 0) {

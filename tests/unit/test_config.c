@@ -753,6 +753,12 @@ static void test_fleet(void **state)
 	assert_int_equal(fleet->on_redis_down, FG_REDIS_DOWN_CLOSED);
 	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_LOCAL);
 
+	parse_ok("host scope", POLR "scope = host\n");
+	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_HOST);
+	assert_false(fleet->enabled);
+	parse_ok("host scope, fixed_window", POLR "algorithm = fixed_window\nscope = host\n");
+	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_HOST);
+
 	parse_ok("unix socket and a host name",
 		 "[fleet]\nredis = unix:/run/redis/redis.sock\nsync = 10ms\n" POLR);
 	assert_string_equal(fleet->unix_path, "/run/redis/redis.sock");
@@ -770,7 +776,11 @@ static void test_errors_fleet(void **state)
 		 "t.conf:1: [fleet] has no redis (expected redis = HOST:PORT or unix:/path)\n"},
 		{POLR "scope = fleet\n", 4, "scope = fleet without a [fleet] section", NULL},
 		{POLR "scope = global\n", 4, "bad scope 'global'", NULL},
-		{POLR "scope = host\n", 4, "scope = host is not supported yet", NULL},
+		{POLR "scope = host\nalgorithm = sliding_window\n", 4, NULL,
+		 "t.conf:4: scope = host does not support sliding_window (expected algorithm = "
+		 "token_bucket, leaky_bucket or fixed_window, or scope = local)\n"},
+		{POLR "algorithm = sliding_log\nscope = host\n", 5,
+		 "scope = host does not support sliding_log", NULL},
 		{"[fleet]\nredis = a:1\n[fleet]\n" POLR, 3, "duplicate [fleet] section", NULL},
 		{"[fleet]\nredis = a:1\nredis = b:2\n" POLR, 3, "duplicate key 'redis' in [fleet]",
 		 NULL},
