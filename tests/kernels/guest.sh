@@ -26,6 +26,7 @@
 #   tests/integration/test_upgrade.sh    an upgrade across map layouts
 #   tests/integration/test_events.sh     `floodgate events` from the ring buffer
 #   tests/integration/test_cli_messages.sh  what the CLI says on each failure
+#   tests/integration/test_scope_host.sh one limit across two interfaces
 #   tests/kernels/test_multiprog.sh      floodgate beside xdp-loader's program
 #                                        through libxdp's dispatcher
 # Not run under emulation (listed in NOT_RUN with the reason); any other
@@ -45,7 +46,7 @@ KROOT=${fg_kroot:?}
 
 GUEST_RUN=(test_cli test_bans test_flood_gen test_reload test_replay test_usage
 	test_privileges test_top test_algorithms test_framing test_recovery test_limits
-	test_upgrade test_events test_cli_messages)
+	test_upgrade test_events test_cli_messages test_scope_host)
 declare -A NOT_RUN=(
 	[test_layers.sh]="needs 1-2 Mpps per source; TCG delivers a small fraction"
 	[test_spoof.sh]="needs a paced 300 kpps spoofed flood; TCG cannot hold it"

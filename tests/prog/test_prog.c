@@ -612,8 +612,10 @@ static void test_verifier_instruction_counts(void **state)
 		processed = strtol(at + strlen("processed "), NULL, 10);
 		printf("verifier: %s processed %ld instructions\n", bpf_program__name(prog),
 		       processed);
-		/* well under the 1M limit: a tenth of it at most */
-		assert_true(processed > 0 && processed < 100000);
+		/* well under the 1M limit: a quarter of it at most (measured
+		 * 2026-12-03: fg_xdp 77k on 6.18, 112k on 6.1, whose verifier
+		 * prunes less) */
+		assert_true(processed > 0 && processed < 250000);
 		floodgate_bpf__destroy(one);
 	}
 	floodgate_bpf__destroy(skel);
