@@ -70,9 +70,9 @@ mutant tc-byte-cost-ignores-skb-len bpf/floodgate.bpf.c '^test_cli\.sh$' \
 	'if (fg_process(data, data_end, skb->len) == FG_VERDICT_DROP)' \
 	'if (fg_process(data, data_end, 64) == FG_VERDICT_DROP)' \
 	"tc charges byte limits 64 bytes a frame, not skb->len"
-mutant load-lock-removed user/loader.c '^test_cli\.sh$' \
-	'if (fd < 0 || flock(fd, LOCK_EX)) {' \
-	'if (fd < 0) {' \
+mutant load-lock-removed user/pinfolder.c '^test_cli\.sh$|^test_limits\.sh$' \
+	'if (!flock(fd, LOCK_EX | LOCK_NB))' \
+	'if (1 || !flock(fd, LOCK_EX | LOCK_NB))' \
 	"state-changing commands no longer take the pin folder's flock"
 mutant ipv6-ext-bound-off-by-one bpf/floodgate.bpf.c '^test_prog$' \
 	'#define FG_IPV6_EXT_MAX 6' \
