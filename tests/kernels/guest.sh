@@ -37,6 +37,9 @@ export HOME=/root TERM=dumb LC_ALL=C.UTF-8
 # test_replay.sh: at 20 kpps the emulated CPUs' tcpdumps dropped frames
 # while the machine was loaded (measured 2026-12-03); 5 kpps keeps them all.
 export FG_REPLAY_PPS=5000
+# test_upgrade.sh: build B's load (two objects verified under emulation)
+# outlasted the 8 s flood it must land in (measured 2026-12-03).
+export FG_UPGRADE_FLOOD_SECS=30
 RESULTS=${fg_results:?}
 REPO=${fg_repo:?}
 KROOT=${fg_kroot:?}
