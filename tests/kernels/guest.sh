@@ -13,7 +13,6 @@
 #   tests/integration/test_cli.sh        load/status/unload on xdp and tc
 #   tests/integration/test_bans.sh       bans through the real binary
 #   tests/integration/test_reload.sh     reload with traffic, state kept
-#   tests/integration/test_replay.sh     replay of tcpdump's own captures
 #   tests/integration/test_privileges.sh pin modes, unprivileged refusals
 #   tests/integration/test_top.sh        top's heaviest sources
 #   tests/integration/test_algorithms.sh every algorithm on the real clock,
@@ -21,7 +20,6 @@
 #   tests/integration/test_framing.sh    stacked VLAN tags meet lists and bans
 #   tests/integration/test_recovery.sh   a load or unload killed at each step
 #   tests/integration/test_upgrade.sh    an upgrade across map layouts
-#   tests/integration/test_events.sh     `floodgate events` from the ring buffer
 #   tests/integration/test_cli_messages.sh  what the CLI says on each failure
 #   tests/integration/test_scope_host.sh one limit across two interfaces
 #   tests/kernels/test_multiprog.sh      floodgate beside xdp-loader's program
@@ -34,8 +32,8 @@
 # written last. Lines starting "fg-guest: " are progress for the host.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LC_ALL=C.UTF-8
-# test_replay.sh: at 20 kpps the emulated CPUs' tcpdumps dropped frames
-# while the machine was loaded (measured 2026-12-03); 5 kpps keeps them all.
+# test_replay.sh, if listed again: at 20 kpps the emulated CPUs' tcpdumps
+# dropped frames on a loaded machine; 5 kpps kept them all.
 export FG_REPLAY_PPS=5000
 # test_upgrade.sh: build B's load (two objects verified under emulation)
 # outlasted the 8 s flood it must land in (measured 2026-12-03).
@@ -44,9 +42,8 @@ RESULTS=${fg_results:?}
 REPO=${fg_repo:?}
 KROOT=${fg_kroot:?}
 
-GUEST_RUN=(test_cli test_bans test_reload test_replay test_privileges test_top
-	test_algorithms test_framing test_recovery test_upgrade test_events test_cli_messages
-	test_scope_host)
+GUEST_RUN=(test_cli test_bans test_reload test_privileges test_top test_algorithms
+	test_framing test_recovery test_upgrade test_cli_messages test_scope_host)
 declare -A NOT_RUN=(
 	[test_layers.sh]="needs 1-2 Mpps per source; TCG delivers a small fraction"
 	[test_spoof.sh]="needs a paced 300 kpps spoofed flood; TCG cannot hold it"
@@ -57,6 +54,8 @@ declare -A NOT_RUN=(
 	[test_usage.sh]="the command line and its exit codes, before anything reaches the kernel (40 s under TCG, for nothing 6.1-specific)"
 	[test_limits.sh]="config size cap, pin-folder ownership and the lock's timeout: file-system logic, no kernel side beyond load and unload (80 s under TCG)"
 	[test_flood_gen.sh]="checks the traffic generator (tooling, not the product), which every suite here uses to send its frames (80 s under TCG)"
+	[test_replay.sh]="tcpdump's captures replayed: userspace over BPF_PROG_TEST_RUN, whose kernel side build/tests/test_replay runs here"
+	[test_events.sh]="the events CLI over the ring buffer, whose kernel side build/tests/test_events runs here"
 	[test_unit.sh]="make install and systemd-analyze verify of the unit file: nothing in it depends on the kernel"
 )
 
