@@ -34,3 +34,35 @@ spoof_lab_up() {
 	rm -f "$conf"
 	count_sources 192.0.2.1 192.0.2.2
 }
+
+# The second lab, for two hosts or two interfaces of one host: fgC
+# (10.201.0.1) and its peer fgD in the sender's netns. The test removes fgC.
+lab_up_second() {
+	ip link add fgC numtxqueues 2 numrxqueues 2 type veth peer name fgD \
+		numtxqueues 2 numrxqueues 2
+	ip link set fgD netns "$SENDER_NS"
+	ip -n "$SENDER_NS" link set fgD up
+	# As fgB's: no IPv6 of its own reaches fgC as traffic no test sent.
+	ip netns exec "$SENDER_NS" sysctl -qw net.ipv6.conf.fgD.disable_ipv6=1
+	ip addr add 10.201.0.1/24 dev fgC
+	ip link set fgC up
+	FGC_MAC=$(cat /sys/class/net/fgC/address)
+	ethtool -K fgC gro on >/dev/null
+}
+
+# flood_second ARGS...: the generator on the second lab (fgD -> fgC).
+flood_second() {
+	ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgD --dst-mac "$FGC_MAC" --json "$@"
+}
+
+# flood_both SECONDS SRC: the same source floods fgA and fgC at once, at
+# 20000/s each, to udp dport 9; sets FLOOD_A and FLOOD_SECOND (the
+# generators' JSON). Needs $WORK.
+flood_both() {
+	flood_second --dst 10.201.0.1 --src "$2" --dport 9 --rate 20000 --duration "$1" \
+		>"$WORK/flood_second.json" &
+	local pid=$!
+	FLOOD_A=$(flood --dst 10.200.0.1 --src "$2" --dport 9 --rate 20000 --duration "$1")
+	wait $pid
+	FLOOD_SECOND=$(cat "$WORK/flood_second.json")
+}

@@ -47,22 +47,6 @@ stop_redis() {
 	REDIS_PID=
 }
 
-# The second lab: fgC (host B) and its peer fgD in the sender's netns.
-lab_up_second() {
-	ip link add fgC numtxqueues 2 numrxqueues 2 type veth peer name fgD \
-		numtxqueues 2 numrxqueues 2
-	ip link set fgD netns "$SENDER_NS"
-	ip addr add 10.201.0.1/24 dev fgC
-	ip link set fgC up
-	ip -n "$SENDER_NS" link set fgD up
-	FGC_MAC=$(cat /sys/class/net/fgC/address)
-	ethtool -K fgC gro on >/dev/null
-}
-
-flood_b() {
-	ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgD --dst-mac "$FGC_MAC" --json "$@"
-}
-
 write_conf() { # FILE SCOPE
 	cat >"$1" <<CONF
 [policy flood]
@@ -106,17 +90,6 @@ fleet_state() { # IFACE FIELD: from fleet_state, through bpftool
 		python3 -c "import json,sys; print(json.load(sys.stdin)['formatted']['value']['$2'])"
 }
 
-# flood_both SECONDS SRC: the same source floods both hosts at once; sets
-# FLOOD_A and FLOOD_B (the generators' JSON).
-flood_both() {
-	flood_b --dst 10.201.0.1 --src "$2" --dport 9 --rate 20000 --duration "$1" \
-		>"$WORK/flood_b.json" &
-	local pid=$!
-	FLOOD_A=$(flood --dst 10.200.0.1 --src "$2" --dport 9 --rate 20000 --duration "$1")
-	wait $pid
-	FLOOD_B=$(cat "$WORK/flood_b.json")
-}
-
 # bound KIND ADMITTED: checks a two-host total against the GCRA's math.
 # fleet: burst + rate x elapsed + one sync interval (plus the slowest sync's
 # latency) of each host's local admissions, each host admitting at most
@@ -126,7 +99,7 @@ flood_both() {
 # local: each host admits burst + rate x elapsed on its own (give or take
 # a generator batch).
 bound() {
-	python3 - "$1" "$2" "$FLOOD_A" "$FLOOD_B" "$RATE" "$BURST" "$SYNC_MS" "${3:-0}" <<'PY'
+	python3 - "$1" "$2" "$FLOOD_A" "$FLOOD_SECOND" "$RATE" "$BURST" "$SYNC_MS" "${3:-0}" <<'PY'
 import json, sys
 kind, n = sys.argv[1], int(sys.argv[2])
 a, b = json.loads(sys.argv[3]), json.loads(sys.argv[4])
@@ -178,7 +151,7 @@ t1=$(date +%s.%N)
 # 50 ms), plus this loop's own polling (50 ms and one `floodgate bans`).
 check "a ban on host A reaches host B within one sync ($(python3 -c "print(f'{$t1 - $t0:.3f}')") s)" \
 	python3 -c "import sys; sys.exit(0 if $t1 - $t0 <= $SYNC_MS / 1000 + 0.05 + 0.15 else 1)"
-out=$(flood_b --dst 10.201.0.1 --src 10.9.9.9 --dport 9 --count 50)
+out=$(flood_second --dst 10.201.0.1 --src 10.9.9.9 --dport 9 --count 50)
 check "  ... and host B drops it" bash -c "'$FLOODGATE' stats fgC --json | grep -q '\"banned\":50'"
 "$FLOODGATE" unban fgA 10.9.9.9 >/dev/null
 check "an unban on host A lifts it on host B" \

@@ -26,23 +26,6 @@ BURST=100
 BASE=/sys/fs/bpf/floodgate
 HOST_DIR=$BASE/host:shared
 
-# The second lab: fgC and its peer fgD in the sender's netns.
-lab_up_second() {
-	ip link add fgC numtxqueues 2 numrxqueues 2 type veth peer name fgD \
-		numtxqueues 2 numrxqueues 2
-	ip link set fgD netns "$SENDER_NS"
-	ip -n "$SENDER_NS" link set fgD up
-	ip netns exec "$SENDER_NS" sysctl -qw net.ipv6.conf.fgD.disable_ipv6=1
-	ip addr add 10.201.0.1/24 dev fgC
-	ip link set fgC up
-	FGC_MAC=$(cat /sys/class/net/fgC/address)
-	ethtool -K fgC gro on >/dev/null
-}
-
-flood_c() {
-	ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgD --dst-mac "$FGC_MAC" --json "$@"
-}
-
 write_conf() { # FILE SCOPE [RATE [ALGORITHM]]
 	cat >"$1" <<CONF
 [policy flood]
@@ -77,17 +60,6 @@ entries() { # PIN: how many keys the map holds
 	bpftool -j map dump pinned "$1" | json_get "$(cat)" 'len(d)'
 }
 
-# flood_both SECONDS SRC: the same source floods both interfaces at once;
-# sets FLOOD_A and FLOOD_C (the generators' JSON).
-flood_both() {
-	flood_c --dst 10.201.0.1 --src "$2" --dport 9 --rate 20000 --duration "$1" \
-		>"$WORK/flood_c.json" &
-	local pid=$!
-	FLOOD_A=$(flood --dst 10.200.0.1 --src "$2" --dport 9 --rate 20000 --duration "$1")
-	wait $pid
-	FLOOD_C=$(cat "$WORK/flood_c.json")
-}
-
 # bound KIND ADMITTED: checks a two-interface total against the GCRA's math
 # (include/fg_gcra.h): one bucket admits at most burst + rate x t over any
 # t (+1 for the packet that finds it exactly full), and a flood far above
@@ -99,7 +71,7 @@ flood_both() {
 # host: one bucket over both interfaces, over the union of their spans.
 # local: one bucket per interface, each over its own span.
 bound() {
-	python3 - "$1" "$2" "$FLOOD_A" "$FLOOD_C" "$RATE" "$BURST" <<'PY'
+	python3 - "$1" "$2" "$FLOOD_A" "$FLOOD_SECOND" "$RATE" "$BURST" <<'PY'
 import json, sys
 kind, n = sys.argv[1], int(sys.argv[2])
 a, c = json.loads(sys.argv[3]), json.loads(sys.argv[4])
@@ -142,7 +114,7 @@ check "  ... and status lists no host:shared interface" \
 flood_both 3 10.9.0.1
 host_a=$(passed fgA)
 host_c=$(passed fgC)
-HOST_FLOODS="$FLOOD_A $FLOOD_C"
+HOST_FLOODS="$FLOOD_A $FLOOD_SECOND"
 check "scope = host: one source through both interfaces held to one limit" \
 	bound host $((host_a + host_c))
 check "  ... both interfaces admitted part of it ($host_a + $host_c)" \
@@ -218,7 +190,7 @@ check "scope = local: each interface admits the whole limit ($local_a + $local_c
 # Per second of flood: the two runs' spans differ (much more so under
 # emulation), so the totals alone are not comparable.
 check "  ... about twice what scope = host admitted a second ($((local_a + local_c)) vs $((host_a + host_c)))" \
-	python3 - "$((local_a + local_c))" "$((host_a + host_c))" "$FLOOD_A $FLOOD_C" "$HOST_FLOODS" <<'PY'
+	python3 - "$((local_a + local_c))" "$((host_a + host_c))" "$FLOOD_A $FLOOD_SECOND" "$HOST_FLOODS" <<'PY'
 import json, sys
 def per_second(total, floods):
     runs = [json.loads(x) for x in floods.replace("} {", "}\n{").splitlines()]
