@@ -12,6 +12,8 @@
 #                                        replay and top on the real programs
 #   tests/integration/test_cli.sh        load/status/unload on xdp and tc
 #   tests/integration/test_bans.sh       bans through the real binary
+#   tests/integration/test_flood_gen.sh  the traffic generator every suite
+#                                        here sends its frames with
 #   tests/integration/test_reload.sh     reload with traffic, state kept
 #   tests/integration/test_privileges.sh pin modes, unprivileged refusals
 #   tests/integration/test_top.sh        top's heaviest sources
@@ -42,7 +44,7 @@ RESULTS=${fg_results:?}
 REPO=${fg_repo:?}
 KROOT=${fg_kroot:?}
 
-GUEST_RUN=(test_cli test_bans test_reload test_privileges test_top test_algorithms
+GUEST_RUN=(test_cli test_bans test_flood_gen test_reload test_privileges test_top test_algorithms
 	test_framing test_recovery test_upgrade test_cli_messages test_scope_host)
 declare -A NOT_RUN=(
 	[test_layers.sh]="needs 1-2 Mpps per source; TCG delivers a small fraction"
@@ -53,7 +55,6 @@ declare -A NOT_RUN=(
 	[test_fleet.sh]="two hosts flooding at a paced rate against Redis; the fleet maps and program path are loaded and verified by every suite here"
 	[test_usage.sh]="the command line and its exit codes, before anything reaches the kernel (40 s under TCG, for nothing 6.1-specific)"
 	[test_limits.sh]="config size cap, pin-folder ownership and the lock's timeout: file-system logic, no kernel side beyond load and unload (80 s under TCG)"
-	[test_flood_gen.sh]="checks the traffic generator (tooling, not the product), which every suite here uses to send its frames (80 s under TCG)"
 	[test_replay.sh]="tcpdump's captures replayed: userspace over BPF_PROG_TEST_RUN, whose kernel side build/tests/test_replay runs here"
 	[test_events.sh]="the events CLI over the ring buffer, whose kernel side build/tests/test_events runs here"
 	[test_unit.sh]="make install and systemd-analyze verify of the unit file: nothing in it depends on the kernel"

@@ -72,6 +72,9 @@ build_initramfs() {
 }
 
 # boot KROOT RESULTS: runs the guest; its console goes to RESULTS/console.log.
+# mitigations=off: the guest is a throwaway test machine, and under TCG the
+# speculation mitigations (emulated barriers on every syscall and BPF call)
+# cost about 15% of the run (measured 2026-12-03: 76 s -> 65 s on four suites).
 boot() {
 	local kroot=$1 results=$2 kver
 	kver=$(ls "$kroot/lib/modules")
@@ -79,7 +82,7 @@ boot() {
 		-machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 2G \
 		-nographic -no-reboot -nodefaults -serial stdio \
 		-kernel "$kroot/boot/vmlinuz-$kver" -initrd "$results/initramfs.gz" \
-		-append "console=ttyS0 quiet panic=-1 fg_repo=$REPO fg_results=$results fg_kroot=$kroot fg_suites=${FG_SUITES:-.}" \
+		-append "console=ttyS0 quiet panic=-1 mitigations=off fg_repo=$REPO fg_results=$results fg_kroot=$kroot fg_suites=${FG_SUITES:-.}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$results",mount_tag=results,security_model=none \
 		</dev/null >"$results/console.log" 2>&1 &

@@ -64,12 +64,14 @@ struct fixture {
 	struct floodgate_bpf *skel;
 };
 
-/* Private maps (nothing is pinned, nothing outlives the test), both
- * programs, prepared the way the loader prepares them. */
+/* Private maps (nothing is pinned, nothing outlives the test), fg_xdp only
+ * (fg_tc's own tests load both: each verification costs seconds under
+ * emulation, where `make test-kernels` runs this suite), prepared the way
+ * the loader prepares them. */
 static struct floodgate_bpf *load_skel_with(const char *config, bool test_clock, bool naive)
 {
 	const struct fg_skel_opts opts = {
-		.progs = FG_SKEL_EVERY_PROG, .test_clock = test_clock, .naive_update = naive};
+		.progs = FG_SKEL_XDP, .test_clock = test_clock, .naive_update = naive};
 	struct floodgate_bpf *skel;
 
 	return fg_skel_prepare_text(config, &opts, &skel) ? NULL : skel;
@@ -90,17 +92,27 @@ static int push_config(struct floodgate_bpf *skel, const char *text)
 	return err;
 }
 
-static int setup(void **state)
+static int setup_progs(void **state, int progs)
 {
+	const struct fg_skel_opts opts = {.progs = progs, .test_clock = true};
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	f->skel = load_skel_with(test_config, true, false);
-	if (!f->skel) {
+	if (!f || fg_skel_prepare_text(test_config, &opts, &f->skel)) {
 		fprintf(stderr, "cannot load floodgate: %s\n", strerror(errno));
 		return -1;
 	}
 	*state = f;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_progs(state, FG_SKEL_XDP);
+}
+
+static int setup_both_programs(void **state)
+{
+	return setup_progs(state, FG_SKEL_EVERY_PROG);
 }
 
 static int teardown(void **state)
@@ -1208,11 +1220,11 @@ static void test_new_sources_during_spoofed_flood(void **state)
 
 /* A skeleton with the test clock, optional insert-failure injection and the
  * given table sizes (0 keeps the default); the test destroys it. */
-static struct floodgate_bpf *load_sized(const char *config, __u32 max_sources, __u32 max_bans,
-					bool fail_inserts)
+static struct floodgate_bpf *load_sized(const char *config, int progs, __u32 max_sources,
+					__u32 max_bans, bool fail_inserts)
 {
 	const struct fg_skel_opts opts = {
-		.progs = FG_SKEL_EVERY_PROG, .test_clock = true, .sources_entries = max_sources};
+		.progs = progs, .test_clock = true, .sources_entries = max_sources};
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	struct floodgate_bpf *skel;
 
@@ -1265,30 +1277,36 @@ static void test_size_classes(void **state)
 		{21, -1, -1},  {22, 3, -1},  {85, 3, -1},   {86, -1, -1},
 		{981, -1, -1}, {982, -1, 1}, {1472, -1, 1},
 	};
+	/* One skeleton; each row is a source of its own, judged on fresh
+	 * state, and the counters are compared by difference. */
+	struct floodgate_bpf *skel = load_sized(config, FG_SKEL_EVERY_PROG, 1024, 1024, false);
 	struct pkt_spec spec = udp_a;
+	char source[INET_ADDRSTRLEN];
 	size_t i;
 	int tc;
 
 	(void)state;
+	spec.src = source;
 	for (tc = 0; tc <= 1; tc++) {
 		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-			struct floodgate_bpf *skel = load_sized(config, 1024, 1024, false);
-			struct fg_policy_stats mid, big;
+			struct fg_policy_stats mid = policy_stats(skel, 0), big = policy_stats(skel, 1);
+			__u64 unmatched = global_stats(skel).unmatched;
 			int expect = 3;
 
+			snprintf(source, sizeof(source), "10.9.%d.%zu", tc, i + 1);
 			spec.pad = rows[i].pad;
 			if (rows[i].passed_big >= 0)
 				expect = rows[i].passed_big;
 			assert_int_equal(hook_passed(skel, tc, T0, &spec, 3), expect);
-			mid = policy_stats(skel, 0);
-			big = policy_stats(skel, 1);
-			assert_int_equal(mid.matched_packets, rows[i].passed_mid < 0 ? 0 : 3);
-			assert_int_equal(big.matched_packets, rows[i].passed_big < 0 ? 0 : 3);
-			assert_int_equal(global_stats(skel).unmatched,
+			assert_int_equal(policy_stats(skel, 0).matched_packets - mid.matched_packets,
+					 rows[i].passed_mid < 0 ? 0 : 3);
+			assert_int_equal(policy_stats(skel, 1).matched_packets - big.matched_packets,
+					 rows[i].passed_big < 0 ? 0 : 3);
+			assert_int_equal(global_stats(skel).unmatched - unmatched,
 					 rows[i].passed_mid < 0 && rows[i].passed_big < 0 ? 3 : 0);
-			floodgate_bpf__destroy(skel);
 		}
 	}
+	floodgate_bpf__destroy(skel);
 }
 
 /* The built-in policy (README "The built-in policy"), with a frozen clock so
@@ -1296,7 +1314,7 @@ static void test_size_classes(void **state)
  * datagrams and bulk TCP segments are never charged. */
 static void test_builtin_policy(void **state)
 {
-	struct floodgate_bpf *skel = load_sized(fg_default_config, 1024, 1024, false);
+	struct floodgate_bpf *skel = load_sized(fg_default_config, FG_SKEL_EVERY_PROG, 1024, 1024, false);
 	struct pkt_spec small_udp = udp_a, vpn = udp_a, syn = udp_a, ack = udp_a;
 	struct pkt_spec segment, ping6 = {.family = 6, .src = "fd00::1", .proto = IPPROTO_ICMPV6};
 
@@ -1399,7 +1417,7 @@ static void check_framing(struct floodgate_bpf *skel, bool tc, int family, int k
 
 static void test_vlan_stacks_meet_lists_bans_policies(void **state)
 {
-	struct floodgate_bpf *skel = load_sized(framing_config, 0, 0, false);
+	struct floodgate_bpf *skel = load_sized(framing_config, FG_SKEL_EVERY_PROG, 0, 0, false);
 	struct pkt_spec deep = {.family = 4, .src = "10.5.5.5", .proto = IPPROTO_UDP, .dport = 9};
 	int tc, family, kind, tags, combos = 0;
 	struct fg_global_stats g;
@@ -1442,7 +1460,7 @@ static void test_tiny_first_fragments_dropped(void **state)
 	struct floodgate_bpf *skel =
 		load_sized("malformed = pass\n"
 			   "[policy syn]\nmatch = tcp dport 80 syn\nrate = 1/min\nburst = 1\n",
-			   0, 0, false);
+			   FG_SKEL_EVERY_PROG, 0, 0, false);
 	struct pkt_spec syn = {.family = 4, .src = "10.1.0.1", .proto = IPPROTO_TCP, .dport = 80};
 	struct pkt_spec tiny = syn, first = syn, cut = syn, syn6, tiny6, seven6;
 	int tc;
@@ -1492,7 +1510,7 @@ static void test_expired_strike_does_not_shadow_ban(void **state)
 	struct floodgate_bpf *skel =
 		load_sized("[policy b]\nmatch = any\nrate = 1/s\nburst = 2\naction = ban 10s\n"
 			   "ban_factor = 3\nban_max = 60s\n",
-			   0, 0, false);
+			   FG_SKEL_XDP, 0, 0, false);
 	struct pkt_spec a = udp_a, neighbour = udp_a,
 			a6 = {.family = 6,
 			      .src = "2001:db8:1:2::1",
@@ -1535,7 +1553,7 @@ static void test_strike_lifetime_and_full_trie(void **state)
 	struct floodgate_bpf *skel =
 		load_sized("[policy b]\nmatch = any\nrate = 1/s\nburst = 1\naction = ban 10s\n"
 			   "ban_factor = 3\nban_max = 60s\n",
-			   0, 2, false);
+			   FG_SKEL_XDP, 0, 2, false);
 	struct pkt_spec a = udp_a, b = udp_a, c = udp_a;
 	__u64 t = T0;
 
@@ -1581,7 +1599,7 @@ static void test_on_insert_failure_values(void **state)
 				 "on_insert_failure = %s\nnew_sources = off\n"
 				 "[policy p]\nmatch = any\nalgorithm = %s\nrate = 1/s\n",
 				 verdict ? "drop" : "pass", algorithms[i]);
-			skel = load_sized(config, 0, 0, true);
+			skel = load_sized(config, FG_SKEL_XDP, 0, 0, true);
 			assert_int_equal(xdp_passed(skel, T0, &udp_a, 4), verdict ? 0 : 4);
 			assert_int_equal(global_stats(skel).insert_failed, 4);
 			assert_int_equal(global_stats(skel).sources_created, 0);
@@ -1620,7 +1638,7 @@ static void test_full_table_keeps_refused_source(void **state)
 	struct floodgate_bpf *skel =
 		load_sized("new_sources = off\n"
 			   "[policy p]\nmatch = any\nrate = 1/min\nburst = 2\n",
-			   256, 0, false);
+			   FG_SKEL_XDP, 256, 0, false);
 	struct pkt_spec abuser = udp_a;
 	cpu_set_t one, all;
 	int passed;
@@ -1966,7 +1984,7 @@ static void test_host_scope_shares_one_bucket(void **state)
 				       "[policy h]\nmatch = udp\nrate = 10/s\nburst = 5\n"
 				       "scope = host\n";
 	struct floodgate_bpf *a = load_with(config_a), *b = NULL;
-	struct fg_skel_opts opts = {.progs = FG_SKEL_EVERY_PROG, .test_clock = true};
+	struct fg_skel_opts opts = {.progs = FG_SKEL_XDP, .test_clock = true};
 	struct pkt_spec tcp_a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
 	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
 	struct fg_source_state st;
@@ -2019,7 +2037,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_port_match_and_fallthrough, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_passes_and_counts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_global_key_and_fragments, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tc_program, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tc_program, setup_both_programs, teardown),
 		cmocka_unit_test_setup_teardown(test_live_reload_keeps_state, setup, teardown),
 		cmocka_unit_test(test_fixed_window_admits_seam_burst),
 		cmocka_unit_test(test_sliding_window_refuses_seam_burst),
