@@ -1289,7 +1289,8 @@ static void test_size_classes(void **state)
 	spec.src = source;
 	for (tc = 0; tc <= 1; tc++) {
 		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-			struct fg_policy_stats mid = policy_stats(skel, 0), big = policy_stats(skel, 1);
+			struct fg_policy_stats mid = policy_stats(skel, 0),
+					       big = policy_stats(skel, 1);
 			__u64 unmatched = global_stats(skel).unmatched;
 			int expect = 3;
 
@@ -1298,9 +1299,11 @@ static void test_size_classes(void **state)
 			if (rows[i].passed_big >= 0)
 				expect = rows[i].passed_big;
 			assert_int_equal(hook_passed(skel, tc, T0, &spec, 3), expect);
-			assert_int_equal(policy_stats(skel, 0).matched_packets - mid.matched_packets,
+			assert_int_equal(policy_stats(skel, 0).matched_packets -
+						 mid.matched_packets,
 					 rows[i].passed_mid < 0 ? 0 : 3);
-			assert_int_equal(policy_stats(skel, 1).matched_packets - big.matched_packets,
+			assert_int_equal(policy_stats(skel, 1).matched_packets -
+						 big.matched_packets,
 					 rows[i].passed_big < 0 ? 0 : 3);
 			assert_int_equal(global_stats(skel).unmatched - unmatched,
 					 rows[i].passed_mid < 0 && rows[i].passed_big < 0 ? 3 : 0);
@@ -1314,7 +1317,8 @@ static void test_size_classes(void **state)
  * datagrams and bulk TCP segments are never charged. */
 static void test_builtin_policy(void **state)
 {
-	struct floodgate_bpf *skel = load_sized(fg_default_config, FG_SKEL_EVERY_PROG, 1024, 1024, false);
+	struct floodgate_bpf *skel =
+		load_sized(fg_default_config, FG_SKEL_EVERY_PROG, 1024, 1024, false);
 	struct pkt_spec small_udp = udp_a, vpn = udp_a, syn = udp_a, ack = udp_a;
 	struct pkt_spec segment, ping6 = {.family = 6, .src = "fd00::1", .proto = IPPROTO_ICMPV6};
 
