@@ -1607,26 +1607,37 @@ static void test_strike_lifetime_and_full_trie(void **state)
  * failure is injected, for each table and each value. */
 static void test_on_insert_failure_values(void **state)
 {
+	/* One policy per algorithm, each for a source of its own (src =
+	 * 10.8.0.N, policy N-1), so one load per verdict. */
 	static const char *const algorithms[] = {"token_bucket", "sliding_window", "sliding_log"};
-	char config[256];
+	const size_t n = sizeof(algorithms) / sizeof(algorithms[0]);
+	char config[1024], src[INET_ADDRSTRLEN];
+	struct pkt_spec spec = udp_a;
 	struct floodgate_bpf *skel;
-	size_t i;
+	size_t i, used;
 	int verdict;
 
 	(void)state;
-	for (i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++) {
-		for (verdict = 0; verdict < 2; verdict++) {
-			snprintf(config, sizeof(config),
-				 "on_insert_failure = %s\nnew_sources = off\n"
-				 "[policy p]\nmatch = any\nalgorithm = %s\nrate = 1/s\n",
-				 verdict ? "drop" : "pass", algorithms[i]);
-			skel = load_sized(config, FG_SKEL_XDP, 0, 0, true);
-			assert_int_equal(xdp_passed(skel, T0, &udp_a, 4), verdict ? 0 : 4);
-			assert_int_equal(global_stats(skel).insert_failed, 4);
-			assert_int_equal(global_stats(skel).sources_created, 0);
-			assert_int_equal(policy_stats(skel, 0).dropped_packets, verdict ? 4 : 0);
-			floodgate_bpf__destroy(skel);
+	spec.src = src;
+	for (verdict = 0; verdict < 2; verdict++) {
+		used = snprintf(config, sizeof(config),
+				"on_insert_failure = %s\nnew_sources = off\n",
+				verdict ? "drop" : "pass");
+		for (i = 0; i < n; i++)
+			used += snprintf(config + used, sizeof(config) - used,
+					 "[policy p%zu]\nmatch = any\nsrc = 10.8.0.%zu\n"
+					 "algorithm = %s\nrate = 1/s\n",
+					 i, i + 1, algorithms[i]);
+		assert_true(used < sizeof(config));
+		skel = load_sized(config, FG_SKEL_XDP, 0, 0, true);
+		for (i = 0; i < n; i++) {
+			snprintf(src, sizeof(src), "10.8.0.%zu", i + 1);
+			assert_int_equal(xdp_passed(skel, T0, &spec, 4), verdict ? 0 : 4);
+			assert_int_equal(global_stats(skel).insert_failed, 4 * (i + 1));
+			assert_int_equal(policy_stats(skel, i).dropped_packets, verdict ? 4 : 0);
 		}
+		assert_int_equal(global_stats(skel).sources_created, 0);
+		floodgate_bpf__destroy(skel);
 	}
 }
 
@@ -1691,6 +1702,7 @@ static void test_full_table_keeps_refused_source(void **state)
 struct flood_thread {
 	int prog_fd;
 	int cpu;
+	const char *src;
 	__u32 repeat, rounds;
 	pthread_barrier_t *barrier;
 };
@@ -1698,7 +1710,7 @@ struct flood_thread {
 static void *flood_one_cpu(void *arg)
 {
 	struct flood_thread *t = arg;
-	struct pkt_spec spec = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
+	struct pkt_spec spec = {.family = 4, .src = t->src, .proto = IPPROTO_UDP, .dport = 9};
 	uint8_t buf[1600];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = t->repeat);
 	cpu_set_t set;
@@ -1714,10 +1726,11 @@ static void *flood_one_cpu(void *arg)
 	return NULL;
 }
 
-/* Floods one key from CPUs 0 and 1 at once; returns the admitted count and
- * the elapsed CLOCK_MONOTONIC time (the clock bpf_ktime_get_ns reads). */
-static __u64 flood_two_cpus(struct floodgate_bpf *skel, __u32 repeat, __u32 rounds,
-			    __u64 *elapsed_ns)
+/* Floods one key, `src`, from CPUs 0 and 1 at once; returns what policy
+ * `policy` admitted and the elapsed CLOCK_MONOTONIC time (the clock
+ * bpf_ktime_get_ns reads). */
+static __u64 flood_two_cpus_from(struct floodgate_bpf *skel, const char *src, __u32 policy,
+				 __u32 repeat, __u32 rounds, __u64 *elapsed_ns)
 {
 	pthread_barrier_t barrier;
 	struct flood_thread t[2];
@@ -1729,6 +1742,7 @@ static __u64 flood_two_cpus(struct floodgate_bpf *skel, __u32 repeat, __u32 roun
 	for (i = 0; i < 2; i++) {
 		t[i] = (struct flood_thread){.prog_fd = bpf_program__fd(skel->progs.fg_xdp),
 					     .cpu = i,
+					     .src = src,
 					     .repeat = repeat,
 					     .rounds = rounds,
 					     .barrier = &barrier};
@@ -1742,7 +1756,14 @@ static __u64 flood_two_cpus(struct floodgate_bpf *skel, __u32 repeat, __u32 roun
 	pthread_barrier_destroy(&barrier);
 	if (elapsed_ns)
 		*elapsed_ns = (end.tv_sec - start.tv_sec) * SEC + end.tv_nsec - start.tv_nsec;
-	return policy_stats(skel, 0).passed_packets;
+	return policy_stats(skel, policy).passed_packets;
+}
+
+/* Floods 10.0.0.1 through the first policy. */
+static __u64 flood_two_cpus(struct floodgate_bpf *skel, __u32 repeat, __u32 rounds,
+			    __u64 *elapsed_ns)
+{
+	return flood_two_cpus_from(skel, "10.0.0.1", 0, repeat, rounds, elapsed_ns);
 }
 
 static const char concurrency_config[] = "[policy one]\nmatch = any\nrate = 1000/s\n"
@@ -1776,40 +1797,47 @@ static void test_two_cpus_frozen_clock_exact(void **state)
  * admits exactly its limit. */
 static void test_two_cpus_every_algorithm_exact(void **state)
 {
+	/* One policy per case, each for a source of its own (src = 10.7.0.N,
+	 * policy N-1): one load instead of one per case, which costs seconds
+	 * under emulation (`make test-kernels`). */
 	static const struct {
-		const char *config;
+		const char *limit_keys;
 		__u64 limit;
 	} cases[] = {
-		{"[policy a]\nmatch = any\nalgorithm = fixed_window\nrate = 100000/s\n", 100000},
-		{"[policy a]\nmatch = any\nalgorithm = sliding_window\nrate = 100000/s\n", 100000},
-		{"[policy a]\nmatch = any\nalgorithm = sliding_log\nrate = 128/s\n", 128},
-		{"[policy a]\nmatch = any\nalgorithm = leaky_bucket\nrate = 1000/s\n"
-		 "burst = 100000\n",
-		 100000},
-		{"[policy a]\nmatch = any\nalgorithm = fixed_window\nrate = 4200000B/s\n", 100000},
-		{"[policy a]\nmatch = any\nalgorithm = sliding_window\nrate = 4200000B/s\n",
-		 100000},
-		{"[policy a]\nmatch = any\nalgorithm = leaky_bucket\nrate = 1000B/s\n"
-		 "burst = 4200000B\n",
-		 100000},
+		{"algorithm = fixed_window\nrate = 100000/s\n", 100000},
+		{"algorithm = sliding_window\nrate = 100000/s\n", 100000},
+		{"algorithm = sliding_log\nrate = 128/s\n", 128},
+		{"algorithm = leaky_bucket\nrate = 1000/s\nburst = 100000\n", 100000},
+		{"algorithm = fixed_window\nrate = 4200000B/s\n", 100000},
+		{"algorithm = sliding_window\nrate = 4200000B/s\n", 100000},
+		{"algorithm = leaky_bucket\nrate = 1000B/s\nburst = 4200000B\n", 100000},
 		/* byte mode: the flood's frames are 42 bytes */
-		{"[policy a]\nmatch = any\nrate = 1000B/s\nburst = 4200000B\n", 100000},
+		{"rate = 1000B/s\nburst = 4200000B\n", 100000},
 	};
-	size_t i;
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
+	char config[2048], src[INET_ADDRSTRLEN];
+	struct floodgate_bpf *skel;
+	size_t i, used = 0;
 
 	(void)state;
 	skip_unless_two_cpus();
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct floodgate_bpf *skel = load_with(cases[i].config);
+	for (i = 0; i < n; i++)
+		used += snprintf(config + used, sizeof(config) - used,
+				 "[policy a%zu]\nmatch = any\nsrc = 10.7.0.%zu\n%s", i, i + 1,
+				 cases[i].limit_keys);
+	assert_true(used < sizeof(config));
+	skel = load_with(config);
+	skel->bss->fg_test_now_ns = T0;
+	for (i = 0; i < n; i++) {
 		__u64 passed;
 
-		skel->bss->fg_test_now_ns = T0;
-		passed = flood_two_cpus(skel, 100000, 10, NULL);
+		snprintf(src, sizeof(src), "10.7.0.%zu", i + 1);
+		passed = flood_two_cpus_from(skel, src, i, 100000, 10, NULL);
 		printf("two CPUs, frozen clock, case %zu: admitted %llu, limit %llu\n", i,
 		       (unsigned long long)passed, (unsigned long long)cases[i].limit);
 		assert_int_equal(passed, cases[i].limit);
-		floodgate_bpf__destroy(skel);
 	}
+	floodgate_bpf__destroy(skel);
 }
 
 static void test_two_cpus_real_clock_bounded(void **state)
