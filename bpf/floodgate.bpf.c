@@ -54,9 +54,20 @@ __u64 fg_test_now_ns = 0;
  * (snaplen). Read only under fg_test_clock; 0 = the frame's own length. */
 __u64 fg_test_wire_len = 0;
 
+/* IPv4 keys of local one-word policies: 96 bytes an entry, not 104
+ * (include/floodgate.h, struct fg_source4_key). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, FG_DEFAULT_MAX_SOURCES); /* resized from max_sources */
+	__type(key, struct fg_source4_key);
+	__type(value, struct fg_source_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sources4 SEC(".maps");
+
+/* Every other key of a local one-word policy: IPv6, global, overflow. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES / 4); /* resized from max_sources_ipv6 */
 	__type(key, struct fg_source_key);
 	__type(value, struct fg_source_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
@@ -694,8 +705,8 @@ static __always_inline void fg_make_key(const struct fg_policy *policy, const st
 }
 
 /* The decision for the algorithms whose whole state is one __u64 in
- * `sources`: token_bucket and leaky_bucket (a TAT), fixed_window (a packed
- * window index and count). */
+ * `sources4` or `sources`: token_bucket and leaky_bucket (a TAT),
+ * fixed_window (a packed window index and count). */
 static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 state, __u64 now,
 					  __u64 cost, __u64 *new_state)
 {
@@ -715,8 +726,7 @@ static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 
  * least recently used entry, so this fails only when the kernel cannot get
  * an element at all, and then on_insert_failure decides. An int, not a
  * long: pre-6.4 JITs do not sign-extend the helper's error (bcc #4571). */
-static __always_inline int fg_insert_state(void *map, const struct fg_source_key *key,
-					   const void *fresh)
+static __always_inline int fg_insert_state(void *map, const void *key, const void *fresh)
 {
 	if (fg_test_fail_inserts)
 		return -ENOMEM;
@@ -830,12 +840,15 @@ static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 		*last_seen_ns = now;
 }
 
-/* Charges `cost` to a one-word state in `map` (sources or host_sources)
- * with compare-and-swap. Returns 1 if admitted, 0 if refused, and -1 if no
- * state could be created (table full). Inlined at each call site with a
- * constant map, so each lookup stays one the verifier can inline: a map
- * chosen at run time would cost every policy a helper call. */
-static __always_inline int fg_charge_word(void *map, const struct fg_policy *policy, int budgeted,
+/* Charges `cost` to a one-word state in `map` (sources4, sources or
+ * host_sources) with compare-and-swap. `map_key` is the key in the map's
+ * own layout; `key` the full one, for the budget and events. Returns 1 if
+ * admitted, 0 if refused, and -1 if no state could be created (table
+ * full). Inlined at each call site with a constant map, so each lookup
+ * stays one the verifier can inline: a map chosen at run time would cost
+ * every policy a helper call. */
+static __always_inline int fg_charge_word(void *map, const void *map_key,
+					  const struct fg_policy *policy, int budgeted,
 					  const struct fg_source_key *key, __u64 now, __u64 cost,
 					  struct fg_global_stats *gstats)
 {
@@ -843,7 +856,7 @@ static __always_inline int fg_charge_word(void *map, const struct fg_policy *pol
 	__u64 new_state = 0;
 	int i;
 
-	state = bpf_map_lookup_elem(map, key);
+	state = bpf_map_lookup_elem(map, map_key);
 	if (!state) {
 		struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT};
 		int admitted;
@@ -856,7 +869,7 @@ static __always_inline int fg_charge_word(void *map, const struct fg_policy *pol
 			fresh.tat_ns = new_state;
 		else
 			fresh.dropped = FG_DROPPED_REFUSING;
-		err = fg_insert_state(map, key, &fresh);
+		err = fg_insert_state(map, map_key, &fresh);
 		if (!err) {
 			gstats->sources_created++;
 			if (!admitted)
@@ -864,7 +877,7 @@ static __always_inline int fg_charge_word(void *map, const struct fg_policy *pol
 			return admitted;
 		}
 		/* Another CPU created it first: charge the state it made. */
-		if (err != -EEXIST || !(state = bpf_map_lookup_elem(map, key))) {
+		if (err != -EEXIST || !(state = bpf_map_lookup_elem(map, map_key))) {
 			gstats->insert_failed++;
 			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
 			return -1;
@@ -1025,9 +1038,17 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 		 * fg_emit_event) takes the call chain past the verifier's
 		 * 512-byte stack. */
 		if (policy->flags & FG_POLICY_HOST)
-			return fg_charge_word(&host_sources, policy, budgeted, key, now, cost,
+			return fg_charge_word(&host_sources, key, policy, budgeted, key, now, cost,
 					      gstats);
-		return fg_charge_word(&sources, policy, budgeted, key, now, cost, gstats);
+		/* The one branch the 96-byte IPv4 table costs a packet: the
+		 * family was settled by the parser and fg_make_key. */
+		if (key->family == FG_FAMILY_IPV4) {
+			struct fg_source4_key key4 = fg_source4_key_of(key);
+
+			return fg_charge_word(&sources4, &key4, policy, budgeted, key, now, cost,
+					      gstats);
+		}
+		return fg_charge_word(&sources, key, policy, budgeted, key, now, cost, gstats);
 	}
 }
 

@@ -12,7 +12,7 @@
  *     burst, bytes) with fg_<alg>_params_init(), which returns 0, or -1 for
  *     a configuration outside the limits listed below. The structs live in
  *     floodgate.h: fg_policy carries them, and the datapath reads them there;
- *   - a state, which is what the `sources` map holds per key;
+ *   - a state, which is what the `sources4` and `sources` maps hold per key;
  *   - fg_<alg>_admit(params, state, now, cost, ...): 1 = admit, and the new
  *     state is written; 0 = refuse.
  *

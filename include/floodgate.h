@@ -52,11 +52,11 @@ enum fg_action {
 };
 
 enum fg_algorithm {
-	FG_ALG_TOKEN_BUCKET = 0,   /* GCRA; state in `sources` */
-	FG_ALG_FIXED_WINDOW = 1,   /* state in `sources` */
+	FG_ALG_TOKEN_BUCKET = 0,   /* GCRA; state in `sources4` (IPv4) or `sources` */
+	FG_ALG_FIXED_WINDOW = 1,   /* state in `sources4` (IPv4) or `sources` */
 	FG_ALG_SLIDING_WINDOW = 2, /* state in `windows` */
 	FG_ALG_SLIDING_LOG = 3,	   /* state in `logs` */
-	FG_ALG_LEAKY_BUCKET = 4,   /* GCRA meter; state in `sources` */
+	FG_ALG_LEAKY_BUCKET = 4,   /* GCRA meter; state in `sources4` or `sources` */
 };
 
 enum fg_key_kind {
@@ -90,7 +90,10 @@ enum fg_xdp_mode {
 #define FG_FAMILY_OVERFLOW 0xff
 
 /* Key of the `sources` LRU hash: one rate-limit state per policy and
- * masked source.
+ * masked source. IPv4 keys of local one-word policies go to `sources4`
+ * instead, with the smaller struct fg_source4_key below; `sources` holds
+ * the IPv6, global and overflow keys. `host_sources`, `windows`, `logs`
+ * and `fleet_holds` keep this key for every family.
  *
  * scope = host: the one-word state of a host-scoped policy (token_bucket,
  * fixed_window, leaky_bucket; the config refuses the others) lives in the
@@ -110,9 +113,50 @@ struct fg_source_key {
 	__u8 addr[16];	 /* masked source; IPv4 uses the first 4 bytes */
 };
 
-/* Value of `sources`, kept to 16 bytes: with the kernel's per-element
- * overhead a tracked source costs 104 bytes (make bench measures it).
- * tat_ns is only ever changed by compare-and-swap. */
+/* Key of the `sources4` LRU hash: the IPv4 keys of the one-word
+ * algorithms (token_bucket, fixed_window, leaky_bucket) at local scope,
+ * which is where nearly every tracked source of a flood lives. Its size is
+ * the point: the kernel's LRU element is a 48-byte header, the key rounded
+ * up to 8, the value and a 16-byte bucket, so 12 bytes (16 rounded) make a
+ * tracked IPv4 source cost 48 + 16 + 16 + 16 = 96 bytes, against 104 with
+ * the 24-byte fg_source_key (build/bench_prog measures both).
+ *
+ * Its first 8 bytes are laid out as fg_source_key's, family included
+ * (always FG_FAMILY_IPV4), so code that reads policy_id at offset 0 or
+ * family at offset 4 (reclaim by policy, top) reads either key alike. IPv6
+ * keys, global keys (family 0) and overflow keys stay in `sources`. */
+struct fg_source4_key {
+	__u32 policy_id; /* fg_policy.id, as in fg_source_key */
+	__u8 family;	 /* FG_FAMILY_IPV4 */
+	__u8 prefix_len; /* the mask applied to addr */
+	__u16 dport;	 /* host order; 0 unless per = src/N+dport */
+	__u8 addr[4];	 /* masked source, network order */
+};
+
+/* The two keys' conversions, shared by the datapath and userspace: the
+ * same first 8 bytes, and the 4 of the IPv4 address. */
+static inline struct fg_source4_key fg_source4_key_of(const struct fg_source_key *key)
+{
+	struct fg_source4_key key4;
+
+	__builtin_memcpy(&key4, key, 8);
+	__builtin_memcpy(key4.addr, key->addr, 4);
+	return key4;
+}
+
+static inline struct fg_source_key fg_source_key_of4(const struct fg_source4_key *key4)
+{
+	struct fg_source_key key = {0};
+
+	__builtin_memcpy(&key, key4, 8);
+	__builtin_memcpy(key.addr, key4->addr, 4);
+	return key;
+}
+
+/* Value of `sources` and `sources4`, kept to 16 bytes: with the kernel's
+ * per-element overhead a tracked IPv4 source costs 96 bytes, any other key
+ * 104 (make bench measures it). tat_ns is only ever changed by
+ * compare-and-swap. */
 struct fg_source_state {
 	__u64 tat_ns;	 /* the algorithm's one-word state: the TAT of token_bucket,
 			  * empty_at of leaky_bucket, or fixed_window's packed
@@ -476,6 +520,14 @@ struct fg_event {
  * value sizes, which `reload` checks against the pinned maps.
  */
 _Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key (sources, host_sources)");
+_Static_assert(sizeof(struct fg_source4_key) == 12, "fg_source4_key (sources4): 96 B an entry");
+_Static_assert(__builtin_offsetof(struct fg_source4_key, policy_id) ==
+			       __builtin_offsetof(struct fg_source_key, policy_id) &&
+		       __builtin_offsetof(struct fg_source4_key, family) ==
+			       __builtin_offsetof(struct fg_source_key, family) &&
+		       __builtin_offsetof(struct fg_source4_key, dport) ==
+			       __builtin_offsetof(struct fg_source_key, dport),
+	       "fg_source4_key shares fg_source_key's first 8 bytes");
 _Static_assert(sizeof(struct fg_source_state) == 16, "fg_source_state (sources, host_sources)");
 _Static_assert(sizeof(struct fg_sliding_window_state) == 16, "fg_sliding_window_state");
 _Static_assert(sizeof(struct fg_window_entry) == 32, "fg_window_entry");

@@ -282,17 +282,18 @@ reset_receivers() {
 
 # --- memory per tracked source ---------------------------------------------------
 
-# measure_memory: the sources map as the kernel accounts it, while loaded.
+# measure_memory: the sources4 map (the flood's sources are IPv4) as the
+# kernel accounts it, while loaded.
 measure_memory() {
-	local map=/sys/fs/bpf/floodgate/fgA/sources in_use
+	local map=/sys/fs/bpf/floodgate/fgA/sources4 in_use
 	bpftool -j map show pinned "$map" >"$WORK/map.json"
-	in_use=$("$FLOODGATE" status fgA | sed -n 's/^ *sources: *\([0-9]*\) of .*/\1/p')
+	in_use=$("$FLOODGATE" status fgA | sed -n 's/^ *sources4: *\([0-9]*\) of .*/\1/p')
 	python3 - "$WORK/map.json" "$in_use" >"$WORK/memory.txt" <<-'PY'
 		import json, sys
 		m = json.load(open(sys.argv[1]))
 		used = int(sys.argv[2] or 0)
 		mem = m["bytes_memlock"]
-		print(f"sources map: {m['type']}, key {m['bytes_key']} B, value {m['bytes_value']} B, "
+		print(f"sources4 map: {m['type']}, key {m['bytes_key']} B, value {m['bytes_value']} B, "
 		      f"max_entries {m['max_entries']}, memlock {mem} B ({mem / 2**20:.1f} MiB)")
 		per = mem / m['max_entries']
 		print(f"  per table slot (memlock / max_entries): {per:.1f} B "

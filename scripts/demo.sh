@@ -66,6 +66,6 @@ echo
 "$FLOODGATE" stats fgA
 echo
 echo "== per-source state, as bpftool shows it (first entry)"
-bpftool map dump pinned /sys/fs/bpf/floodgate/fgA/sources | sed -n '1,17p'
+bpftool map dump pinned /sys/fs/bpf/floodgate/fgA/sources4 | sed -n '1,17p'
 "$FLOODGATE" unload fgA
 echo "== lab removed"

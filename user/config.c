@@ -65,6 +65,7 @@ enum global_key {
 	G_HOOK,
 	G_XDP_MODE,
 	G_MAX_SOURCES,
+	G_MAX_SOURCES_IPV6,
 	G_MALFORMED,
 	G_ON_INSERT_FAILURE,
 	G_NEW_SOURCES,
@@ -97,8 +98,17 @@ enum fleet_key {
 };
 
 static const char *const global_keys[G_N] = {
-	"interface",	     "hook",	    "xdp_mode",		 "max_sources", "malformed",
-	"on_insert_failure", "new_sources", "new_sources_burst", "clock",	"events",
+	"interface",
+	"hook",
+	"xdp_mode",
+	"max_sources",
+	"max_sources_ipv6",
+	"malformed",
+	"on_insert_failure",
+	"new_sources",
+	"new_sources_burst",
+	"clock",
+	"events",
 };
 
 static const char *const policy_keys[P_N] = {
@@ -109,8 +119,8 @@ static const char *const policy_keys[P_N] = {
 static const char *const fleet_keys[F_N] = {"redis", "sync", "key_prefix", "on_redis_down"};
 
 #define GLOBAL_KEY_LIST                                                                            \
-	"interface, hook, xdp_mode, max_sources, malformed, on_insert_failure, new_sources, "      \
-	"new_sources_burst, clock, events"
+	"interface, hook, xdp_mode, max_sources, max_sources_ipv6, malformed, on_insert_failure, " \
+	"new_sources, new_sources_burst, clock, events"
 #define POLICY_KEY_LIST                                                                            \
 	"match, src, per, algorithm, rate, burst, action, ban_factor, ban_max, scope"
 #define FLEET_KEY_LIST "redis, sync, key_prefix, on_redis_down"
@@ -283,6 +293,12 @@ static int global_key(struct parser *p, const char *key, const char *v)
 			return fail(p, p->line, "bad max_sources '%s' (expected 1..%u)", v,
 				    MAX_SOURCES_LIMIT);
 		cfg->max_sources = (__u32)n;
+		return 0;
+	case G_MAX_SOURCES_IPV6:
+		if (fg_parse_uint(v, strlen(v), MAX_SOURCES_LIMIT, &n) || n == 0)
+			return fail(p, p->line, "bad max_sources_ipv6 '%s' (expected 1..%u)", v,
+				    MAX_SOURCES_LIMIT);
+		cfg->max_sources_ipv6 = (__u32)n;
 		return 0;
 	case G_MALFORMED:
 		return parse_choice(p, key, v, verdicts, verdict_values, "pass or drop",
@@ -1328,6 +1344,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 		ret = finish_policy(&p);
 	if (!ret)
 		ret = check_fleet(&p);
+	if (!ret && !p.global_line[G_MAX_SOURCES_IPV6])
+		cfg->max_sources_ipv6 = fg_default_sources_ipv6(cfg->max_sources);
 	if (!ret && cfg->n_policies == 0)
 		ret = fail(&p, p.line ? p.line : 1,
 			   "no policy (expected at least one [policy NAME] section)");

@@ -97,8 +97,9 @@ struct fg_config {
 	__u8 malformed;		     /* enum fg_verdict */
 	__u8 table_full;	     /* enum fg_verdict */
 	bool coarse_clock;	     /* clock = coarse */
-	__u32 max_sources;
-	__u64 new_sources_count; /* new per-source entries per period; 0 = no budget */
+	__u32 max_sources;	     /* entries of `sources4`: IPv4 keys of local policies */
+	__u32 max_sources_ipv6;	     /* entries of `sources`: IPv6, global and overflow keys */
+	__u64 new_sources_count;     /* new per-source entries per period; 0 = no budget */
 	__u64 new_sources_period_ns;
 	__u64 new_sources_burst; /* 0 = new_sources_count */
 	__u64 events_count;	 /* datapath events per period (burst too); 0 = off */
@@ -111,6 +112,16 @@ struct fg_config {
 	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
 	struct fg_fleet_conf fleet;
 };
+
+/* max_sources_ipv6 when the config does not set it: a quarter of
+ * max_sources (most sources of a flood are IPv4), and never fewer than
+ * FG_MIN_SOURCES_IPV6, which holds the global and overflow keys of every
+ * policy with room to spare for IPv6 sources. */
+#define FG_MIN_SOURCES_IPV6 1024U
+static inline __u32 fg_default_sources_ipv6(__u32 max_sources)
+{
+	return max_sources / 4 > FG_MIN_SOURCES_IPV6 ? max_sources / 4 : FG_MIN_SOURCES_IPV6;
+}
 
 /* The policy `floodgate load IFACE` applies without -c (see README). */
 extern const char fg_default_config[];

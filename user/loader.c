@@ -660,6 +660,28 @@ static int check_maps_fit(struct fg_pinned *pinned, const char *path, const stru
 	return FG_EXIT_OK;
 }
 
+/* max_sources_ipv6 sizes `sources` once, at load, as max_sources sizes
+ * sources4 (checked against the runtime record): a reload that asks for
+ * another size would report a change nothing applies. */
+static int check_ipv6_table(const struct fg_pinned *pinned, const char *path,
+			    const struct fg_config *cfg)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(pinned->sources, &info, &len)) {
+		pr_warn("Error: cannot inspect the pinned map sources: %s\n", strerror(errno));
+		return FG_EXIT_FAILURE;
+	}
+	if (info.max_entries == cfg->max_sources_ipv6)
+		return FG_EXIT_OK;
+	pr_warn("%s: max_sources_ipv6 = %u changes the table size, which needs an unload and "
+		"load (loaded with %u; unset, it is max_sources / 4, at least %u)\n",
+		path ? path : "<default>", cfg->max_sources_ipv6, info.max_entries,
+		FG_MIN_SOURCES_IPV6);
+	return FG_EXIT_CONFIG;
+}
+
 /* A reload into pins no program uses would report a change nothing
  * enforces: refuse it. */
 static int check_program_runs(const char *ifname)
@@ -753,6 +775,8 @@ int fg_cmd_reload(const char *ifname, const char *config_path)
 		ret = check_program_runs(ifname);
 	if (!ret)
 		ret = check_fixed_keys(ifname, config_path, cfg, &pinned.rt);
+	if (!ret)
+		ret = check_ipv6_table(&pinned, config_path, cfg);
 	if (!ret)
 		ret = check_maps_fit(&pinned, config_path, cfg);
 	if (!ret)

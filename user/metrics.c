@@ -243,22 +243,26 @@ static void count_bans(int fd, __u64 *entries, __u64 *active)
 
 static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *pinned)
 {
+	const __u32 key_size = sizeof(struct fg_source_key);
 	const struct {
 		const char *name;
 		int fd;
-		__u32 value_size;
+		__u32 key_size, value_size;
 	} tables[] = {
-		{"sources", pinned->sources, sizeof(struct fg_source_state)},
-		{"windows", pinned->windows, sizeof(struct fg_window_entry)},
-		{"logs", pinned->logs, sizeof(struct fg_log_entry)},
+		{"sources4", pinned->sources4, sizeof(struct fg_source4_key),
+		 sizeof(struct fg_source_state)},
+		{"sources", pinned->sources, key_size, sizeof(struct fg_source_state)},
+		{"windows", pinned->windows, key_size, sizeof(struct fg_window_entry)},
+		{"logs", pinned->logs, key_size, sizeof(struct fg_log_entry)},
 	};
-	__u64 entries[4] = {0}, active_bans;
+	/* One more than the tables: the bans. */
+	__u64 entries[sizeof(tables) / sizeof(tables[0]) + 1] = {0}, active_bans;
 	size_t i, n = sizeof(tables) / sizeof(tables[0]);
 	int err = 0;
 
 	for (i = 0; i < n && !err; i++)
-		err = fg_map_for_each_batch(tables[i].fd, sizeof(struct fg_source_key),
-					    tables[i].value_size, 4096, count_entry, &entries[i]);
+		err = fg_map_for_each_batch(tables[i].fd, tables[i].key_size, tables[i].value_size,
+					    4096, count_entry, &entries[i]);
 	if (err)
 		return err;
 	count_bans(pinned->bans, &entries[n], &active_bans);

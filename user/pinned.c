@@ -15,9 +15,14 @@
 
 #define FD_OF(field) offsetof(struct fg_pinned, field)
 
-static __u32 sources_entries(const struct fg_config *cfg)
+static __u32 sources4_entries(const struct fg_config *cfg)
 {
 	return cfg->max_sources;
+}
+
+static __u32 sources_entries(const struct fg_config *cfg)
+{
+	return cfg->max_sources_ipv6;
 }
 
 /* clang-format off */
@@ -39,9 +44,12 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 FD_OF(maps.policy_stats), NULL, false, NULL},
 	{"runtime", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_runtime),
 	 FD_OF(maps.runtime), NULL, false, NULL},
+	{"sources4", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source4_key),
+	 sizeof(struct fg_source_state), FD_OF(sources4), sources4_entries, true,
+	 "token_bucket, fixed_window, leaky_bucket: IPv4 keys"},
 	{"sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
 	 sizeof(struct fg_source_state), FD_OF(sources), sources_entries, true,
-	 "token_bucket, fixed_window, leaky_bucket"},
+	 "token_bucket, fixed_window, leaky_bucket: IPv6, global, overflow keys"},
 	/* One map for every interface (scope = host): pinned here too, so
 	 * a folder holds every map its program uses, and in host:shared/. */
 	{"host_sources", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key),
@@ -306,6 +314,8 @@ static bool id_in(__u32 id, const __u32 *ids, unsigned int n)
 
 long fg_pinned_reclaim_ids(int fd, const __u32 *ids, unsigned int n)
 {
+	/* Room for the largest key; sources4's is a prefix of it, with
+	 * policy_id at offset 0 as well. */
 	struct fg_source_key key, next;
 	void *prev = NULL;
 	long deleted = 0;

@@ -24,7 +24,8 @@ struct bpf_object;
 
 struct fg_pinned {
 	struct fg_policy_maps maps;
-	int sources;
+	int sources4; /* IPv4 keys of local one-word policies (struct fg_source4_key) */
+	int sources;  /* their other keys: IPv6, global, overflow */
 	int bans;
 	int windows;
 	int logs;
@@ -53,8 +54,9 @@ struct fg_pinned_map {
 	/* Entries the config needs, for maps sized at load (NULL: the size
 	 * the BPF object declares). */
 	__u32 (*entries)(const struct fg_config *cfg);
-	/* Keyed by struct fg_source_key: per-policy state a reload keeps,
-	 * and reclaims for removed policies. */
+	/* Keyed by struct fg_source_key or fg_source4_key (policy_id first
+	 * in both): per-policy state a reload keeps, and reclaims for
+	 * removed policies. */
 	bool policy_state;
 	/* `status` shows its occupancy with this note (NULL: not shown). */
 	const char *status_note;
@@ -102,7 +104,8 @@ int fg_pinned_remove(const char *pin_dir);
 long fg_pinned_reclaim_state(const struct fg_pinned *pinned, const struct fg_policy_set *old,
 			     const struct fg_policy_set *next);
 
-/* Deletes the entries of the fg_source_key-keyed map `fd` whose policy id
+/* Deletes the entries of the fg_source_key- or fg_source4_key-keyed map
+ * `fd` whose policy id
  * is one of `ids`. Returns how many, or a negative errno. */
 long fg_pinned_reclaim_ids(int fd, const __u32 *ids, unsigned int n);
 

@@ -33,10 +33,10 @@ struct fg_skel_opts {
 	bool test_clock;	 /* the datapath reads fg_test_now_ns */
 	bool naive_update;	 /* racy read-modify-write, to show CAS matters */
 	__u32 bench_source_mask; /* rewrite sources per packet */
-	__u32 sources_entries;	 /* 0: the config's max_sources */
+	__u32 sources_entries;	 /* sources4's; 0: the config's max_sources */
 	__u32 windows_entries;	 /* 0: what the config needs */
-	__u32 sources_map_type;	 /* 0: as declared (LRU hash) */
-	__u32 sources_map_flags; /* 0: as declared */
+	__u32 sources_map_type;	 /* sources4 and sources; 0: as declared (LRU hash) */
+	__u32 sources_map_flags; /* sources4 and sources; 0: as declared */
 };
 
 /* Opens the object and sets sizes and rodata; nothing is loaded. Returns

@@ -150,6 +150,13 @@ static int offer_source(const void *key, const void *value, void *ctx)
 	return 0;
 }
 
+static int offer_source4(const void *key4, const void *value, void *ctx)
+{
+	struct fg_source_key key = fg_source_key_of4(key4);
+
+	return offer_source(&key, value, ctx);
+}
+
 /* The host's table holds the keys of every interface's host-scoped
  * policies: only this interface's are its. */
 static int offer_host_source(const void *key, const void *value, void *ctx)
@@ -192,15 +199,20 @@ static int compare_rows_desc(const void *a, const void *b)
 int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id, unsigned int limit,
 		   struct fg_top *top)
 {
+	const __u32 key_size = sizeof(struct fg_source_key);
 	const struct {
 		int fd;
-		__u32 value_size, chunk;
+		__u32 key_size, value_size, chunk;
 		int (*fn)(const void *, const void *, void *);
 	} tables[] = {
-		{maps->sources, sizeof(struct fg_source_state), BATCH_CHUNK, offer_source},
-		{maps->windows, sizeof(struct fg_window_entry), BATCH_CHUNK, offer_window},
-		{maps->logs, sizeof(struct fg_log_entry), LOG_CHUNK, offer_log},
-		{maps->host_sources > 0 && maps->n_host_ids ? maps->host_sources : -1,
+		{maps->sources4 > 0 ? maps->sources4 : -1, sizeof(struct fg_source4_key),
+		 sizeof(struct fg_source_state), BATCH_CHUNK, offer_source4},
+		{maps->sources, key_size, sizeof(struct fg_source_state), BATCH_CHUNK,
+		 offer_source},
+		{maps->windows, key_size, sizeof(struct fg_window_entry), BATCH_CHUNK,
+		 offer_window},
+		{maps->logs, key_size, sizeof(struct fg_log_entry), LOG_CHUNK, offer_log},
+		{maps->host_sources > 0 && maps->n_host_ids ? maps->host_sources : -1, key_size,
 		 sizeof(struct fg_source_state), BATCH_CHUNK, offer_host_source},
 	};
 	struct collector c = {
@@ -217,7 +229,7 @@ int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
 	}
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]) && !err; i++)
 		if (tables[i].fd >= 0 && limit)
-			err = fg_map_for_each_batch(tables[i].fd, sizeof(struct fg_source_key),
+			err = fg_map_for_each_batch(tables[i].fd, tables[i].key_size,
 						    tables[i].value_size, tables[i].chunk,
 						    tables[i].fn, &c);
 	if (err)
@@ -487,7 +499,8 @@ int fg_cmd_top(const char *ifname, unsigned int limit, const char *policy, bool 
 		}
 		policy_id = p->id;
 	}
-	maps = (struct fg_top_maps){.sources = pinned.sources,
+	maps = (struct fg_top_maps){.sources4 = pinned.sources4,
+				    .sources = pinned.sources,
 				    .windows = pinned.windows,
 				    .logs = pinned.logs,
 				    .host_sources = pinned.host_sources,

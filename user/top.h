@@ -32,6 +32,9 @@ struct fg_top_row {
 
 /* The per-source tables to read; -1 skips one. */
 struct fg_top_maps {
+	/* IPv4 keys of local one-word policies (struct fg_source4_key,
+	 * shown as fg_source_key rows); 0 or -1 skips it. */
+	int sources4;
 	int sources;
 	int windows;
 	int logs;

@@ -38,6 +38,7 @@
 #include "pinned.h"
 #include "report.h"
 #include "skeleton.h"
+#include "top.h"
 #include "upgrade.h"
 #include "xdp_ext.h"
 
@@ -46,6 +47,7 @@
 struct old_map {
 	int fd; /* -1: this build's map is not among the old pins */
 	struct bpf_map_info info;
+	bool kept; /* the row's state survives: shared, or copied */
 };
 
 struct upgrade {
@@ -212,6 +214,14 @@ static bool shareable(const struct fg_pinned_map *row, const struct old_map *old
 	return !row->entries || old->info.max_entries == row->entries(cfg);
 }
 
+/* Pins from before `sources4` hold IPv4 keys in `sources`: that table is
+ * split by carry_sources(), never shared, or its IPv4 state would be
+ * stranded where the new program no longer looks. */
+static bool before_sources4(struct upgrade *u)
+{
+	return old_of(u, "sources4")->fd < 0;
+}
+
 /* Opens the new object in the staging folder, sharing what can be shared,
  * and loads it. host_sources is the old one when it can be shared, else
  * the host's table `host_fd` (scope = host) when there is one. */
@@ -233,11 +243,14 @@ static int open_new(struct upgrade *u, const struct fg_config *cfg, int host_fd)
 
 		if (!shareable(row, &u->old[i], cfg))
 			continue;
+		if (!strcmp(row->name, "sources") && before_sources4(u))
+			continue;
 		err = bpf_map__reuse_fd(bpf_object__find_map_by_name(u->skel->obj, row->name),
 					u->old[i].fd);
 		if (err)
 			return err;
 		note(u->shared, row->name);
+		u->old[i].kept = true;
 	}
 	return floodgate_bpf__load(u->skel);
 }
@@ -341,6 +354,61 @@ static int carry_bans(struct upgrade *u, const struct fg_config *cfg)
 		n++;
 	}
 	snprintf(what, sizeof(what), "%ld bans", n);
+	note(u->converted, what);
+	return 0;
+}
+
+struct split {
+	int sources4_fd, sources_fd;
+	long copied;
+};
+
+static int split_entry(const void *key, const void *value, void *ctx)
+{
+	const struct fg_source_key *full = key;
+	struct split *split = ctx;
+	struct fg_source4_key key4 = fg_source4_key_of(full);
+	int err = full->family == FG_FAMILY_IPV4
+			  ? bpf_map_update_elem(split->sources4_fd, &key4, value, BPF_ANY)
+			  : bpf_map_update_elem(split->sources_fd, full, value, BPF_ANY);
+
+	if (err)
+		return -errno;
+	split->copied++;
+	return 0;
+}
+
+/* In batches, by the kernel's bucket cursor: a walk by get_next_key would
+ * start over each time the old program evicts the key it stands on. */
+long fg_upgrade_split_sources(int old_fd, int sources4_fd, int sources_fd)
+{
+	struct split split = {.sources4_fd = sources4_fd, .sources_fd = sources_fd};
+	int err = fg_map_for_each_batch(old_fd, sizeof(struct fg_source_key),
+					sizeof(struct fg_source_state), 4096, split_entry, &split);
+
+	return err ? err : split.copied;
+}
+
+/* The per-source state of a layout before `sources4`, copied into both
+ * new tables. A copy, not a share: what the old program changes in the
+ * time the copy takes (about a second per million sources) is not carried. */
+static int carry_sources(struct upgrade *u)
+{
+	struct old_map *old = old_of(u, "sources");
+	char what[96];
+	long n;
+
+	if (!before_sources4(u))
+		return 0; /* shared, or reset like any other table */
+	if (!same_layout(fg_pinned_find("sources"), old))
+		return 0; /* its key or value changed too: reset */
+	n = fg_upgrade_split_sources(old->fd, bpf_map__fd(u->skel->maps.sources4),
+				     bpf_map__fd(u->skel->maps.sources));
+	if (n < 0)
+		return (int)n;
+	old_of(u, "sources4")->kept = true;
+	old->kept = true;
+	snprintf(what, sizeof(what), "%ld sources (IPv4 keys into sources4)", n);
 	note(u->converted, what);
 	return 0;
 }
@@ -477,6 +545,8 @@ static int prepare(struct upgrade *u, const struct fg_config *cfg,
 		err = carry_counters(u, &compiled->set);
 	if (!err)
 		err = carry_bans(u, cfg);
+	if (!err)
+		err = carry_sources(u);
 	return err;
 }
 
@@ -489,7 +559,7 @@ static void log_outcome(const struct upgrade *u, __u32 old_layout)
 	for (i = 0; i < fg_pinned_map_count; i++) {
 		const struct fg_pinned_map *row = &fg_pinned_maps[i];
 
-		if (row->policy_state && !strstr(u->shared, row->name))
+		if (row->policy_state && !u->old[i].kept)
 			note(reset, row->name);
 	}
 	pr_warn("floodgate on %s upgraded from map layout %08x to %08x (program %u): shared: %s; "

@@ -9,6 +9,7 @@
 #define FG_UPGRADE_H
 
 #include <stdbool.h>
+#include <linux/types.h>
 
 #include "config.h"
 #include "policy.h"
@@ -33,5 +34,11 @@ bool fg_upgrade_needed(const char *pin_dir);
  */
 int fg_upgrade(const char *ifname, const char *pin_dir, const struct fg_config *cfg,
 	       const struct fg_compiled *compiled);
+
+/* From a layout before `sources4` (one `sources` for every family): copies
+ * each entry of the old table `old_fd` into the new ones, IPv4 keys
+ * converted into `sources4_fd`, the others into `sources_fd`. Returns how
+ * many entries were copied, or a negative errno. */
+long fg_upgrade_split_sources(int old_fd, int sources4_fd, int sources_fd);
 
 #endif /* FG_UPGRADE_H */

@@ -158,9 +158,10 @@ run_hook() {
 	check "stats: dropped equals what fgA received minus what reached the stack" \
 		test "$(json_get "$stats" 'd["policies"][0]["dropped_packets"]')" = \
 		"$(python3 -c "print($sent - sum(int(x) for x in '$counts'.split()))")"
-	check "bpftool shows the fields of sources" bash -c \
-		"bpftool map dump pinned $PIN/sources | grep -q '\"tat_ns\"' &&
-		 bpftool map dump pinned $PIN/sources | grep -q '\"policy_id\"'"
+	check "bpftool shows the fields of sources4 (the IPv4 sources)" bash -c \
+		"bpftool map dump pinned $PIN/sources4 | grep -q '\"tat_ns\"' &&
+		 bpftool map dump pinned $PIN/sources4 | grep -q '\"policy_id\"' &&
+		 bpftool map dump pinned $PIN/sources4 | grep -q '\"addr\"'"
 
 	count_sources fd00:1::1 fd00:1::2 fd00:1::3 fd00:1::4
 	out=$(flood --dst fd00:200::1 --src fd00:1::1+4 --dport 10 --size 1000 --rate 40000 \

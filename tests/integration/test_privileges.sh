@@ -29,6 +29,7 @@ check "every pin is 0600 ($(ls "$PIN" | wc -l) pins)${modes:+: not $modes}" test
 pinned_state() {
 	bpftool map dump pinned "$PIN/runtime"
 	bpftool map dump pinned "$PIN/policy_sets" | md5sum
+	bpftool map dump pinned "$PIN/sources4" | md5sum
 	bpftool map dump pinned "$PIN/sources" | md5sum
 	bpftool net show dev fgA
 }
@@ -43,8 +44,8 @@ denied() { # COMMAND...: fails, and for want of permission
 fails_for_nobody() {
 	"$@" >/dev/null 2>&1 && ! "${NOBODY[@]}" "$@" >/dev/null 2>&1
 }
-check "nobody cannot even reach a pin" denied stat "$PIN/sources"
-check "nobody cannot read a map by its pin" fails_for_nobody bpftool map dump pinned "$PIN/sources"
+check "nobody cannot even reach a pin" denied stat "$PIN/sources4"
+check "nobody cannot read a map by its pin" fails_for_nobody bpftool map dump pinned "$PIN/sources4"
 check "nobody cannot change a map by its pin" fails_for_nobody \
 	bpftool map update pinned "$PIN/bans" key hex $(printf '%.0s00 ' $(seq 24)) \
 	value hex $(printf '%.0s00 ' $(seq 32))

@@ -17,7 +17,8 @@ HOLD_BURST=50
 TUNE_BURST=20
 # Every map floodgate pins (user/pinned.c, fg_pinned_maps[]).
 PINNED_MAPS="access_lists bans dport_match event_budget events fleet_counts fleet_holds host_sources
-fleet_state global_stats logs new_source_budget policy_sets policy_stats runtime sources sport_match src_match windows"
+fleet_state global_stats logs new_source_budget policy_sets policy_stats runtime sources sources4 sport_match
+src_match windows"
 
 # write_config FILE TUNE_RATE WITH_GONE [GLOBAL_LINE]
 write_config() {
@@ -46,6 +47,7 @@ write_config "$WORK/c.conf" 1000 no
 write_config "$WORK/hook.conf" 1000 yes "hook = tc"
 write_config "$WORK/mode.conf" 1000 yes "xdp_mode = generic"
 write_config "$WORK/sources.conf" 1000 yes "max_sources = 1024"
+write_config "$WORK/sources6.conf" 1000 yes "max_sources_ipv6 = 2048"
 write_config "$WORK/clock.conf" 1000 yes "clock = coarse"
 write_config "$WORK/iface.conf" 1000 yes "interface = lo"
 printf '[policy w]\nmatch = udp dport 12\nalgorithm = sliding_window\nrate = 5/s\n' \
@@ -78,10 +80,11 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# policy_entries NAME: entries of `sources` that belong to policy NAME
-# (a token_bucket policy: its id is the FNV-1a hash of its name).
+# policy_entries NAME: entries of `sources4` (the lab's sources are IPv4)
+# that belong to policy NAME (a token_bucket policy: its id is the FNV-1a
+# hash of its name).
 policy_entries() {
-	bpftool -j map dump pinned "$PIN/sources" | python3 -c '
+	bpftool -j map dump pinned "$PIN/sources4" | python3 -c '
 import json, sys
 h = 2166136261
 for c in sys.argv[1].encode():
@@ -97,6 +100,7 @@ generation() {
 pinned_state() {
 	bpftool map dump pinned "$PIN/runtime"
 	bpftool map dump pinned "$PIN/policy_sets" | md5sum
+	bpftool map dump pinned "$PIN/sources4" | md5sum
 	bpftool map dump pinned "$PIN/sources" | md5sum
 	bpftool net show dev fgA
 }
@@ -111,7 +115,7 @@ all_pins_present() {
 	map_ids=" $(bpftool -j prog show id "$prog_id" | json_get "$(cat)" \
 		'" ".join(str(i) for i in d["map_ids"])') "
 	for name in $PINNED_MAPS; do
-		case $name in global_stats | policy_stats | runtime | policy_sets | sources) ;;
+		case $name in global_stats | policy_stats | runtime | policy_sets | sources4 | sources) ;;
 		*) continue ;; # the program may not reference every map directly
 		esac
 		id=$(bpftool -j map show pinned "$PIN/$name" | json_get "$(cat)" 'd["id"]')
@@ -159,10 +163,10 @@ before=$(pinned_state)
 gen=$(generation)
 expect_exit 3 "reload with a broken config" "$FLOODGATE" reload fgA -c "$WORK/bad.conf"
 check "  ... names FILE:LINE:" grep -q "^$WORK/bad.conf:3: " <<<"$LAST_ERR"
-for key in hook xdp_mode max_sources clock interface; do
+for key in hook xdp_mode max_sources max_sources_ipv6 clock interface; do
 	case $key in
 	hook) file=hook ;; xdp_mode) file=mode ;; max_sources) file=sources ;;
-	clock) file=clock ;; interface) file=iface ;;
+	max_sources_ipv6) file=sources6 ;; clock) file=clock ;; interface) file=iface ;;
 	esac
 	expect_exit 3 "reload that changes $key" "$FLOODGATE" reload fgA -c "$WORK/$file.conf"
 	check "  ... names $key" grep -q "$key" <<<"$LAST_ERR"

@@ -119,8 +119,9 @@ check "scope = host: one source through both interfaces held to one limit" \
 	bound host $((host_a + host_c))
 check "  ... both interfaces admitted part of it ($host_a + $host_c)" \
 	bash -c "[ $host_a -gt 0 ] && [ $host_c -gt 0 ]"
-check "  ... its state is one key in the host's table, none in either sources" \
-	bash -c "[ $(entries "$HOST_DIR/host_sources") -eq 1 ] && [ $(entries $BASE/fgA/sources) -eq 0 ] &&
+check "  ... its state is one key in the host's table, none in either sources4 or sources" \
+	bash -c "[ $(entries "$HOST_DIR/host_sources") -eq 1 ] && [ $(entries $BASE/fgA/sources4) -eq 0 ] &&
+		[ $(entries $BASE/fgC/sources4) -eq 0 ] && [ $(entries $BASE/fgA/sources) -eq 0 ] &&
 		[ $(entries $BASE/fgC/sources) -eq 0 ]"
 check "  ... top lists the source on each interface" \
 	bash -c "'$FLOODGATE' top fgA --json | grep -q '\"source\":\"10.9.0.1/32\"' &&

@@ -119,10 +119,11 @@ check "metrics: passed = what the nft counter saw ($seen)" \
 check "metrics: dropped = sent - seen" \
 	test "$(sample "$m" floodgate_policy_packets_total 'policy="flood",verdict="dropped"')" = \
 	"$((sent - seen))"
-check "metrics: two sources tracked for flood (plus rest's)" \
-	bash -c "[ $(sample "$m" floodgate_table_entries 'table="sources"') -ge 4 ]"
-check "metrics: table capacity" \
-	test "$(sample "$m" floodgate_table_capacity 'table="sources"')" = 262144
+check "metrics: two sources tracked for flood (plus rest's), in the IPv4 table" \
+	bash -c "[ $(sample "$m" floodgate_table_entries 'table="sources4"') -ge 4 ]"
+check "metrics: table capacity: max_sources for IPv4, a quarter of it for the rest" \
+	bash -c "[ $(sample "$m" floodgate_table_capacity 'table="sources4"') = 262144 ] &&
+		[ $(sample "$m" floodgate_table_capacity 'table="sources"') = 65536 ]"
 check "metrics: build info" grep -q '^floodgate_build_info{version="' <<<"$m"
 check "metrics: 404 elsewhere" bash -c "! python3 -c 'import urllib.request; urllib.request.urlopen(\"http://$METRICS/\")' 2>/dev/null"
 

@@ -26,7 +26,7 @@ spoof_lab_up "$RATE" "$BURST" "$NEW_SOURCES"
 flood --dst 10.200.0.1 --src 192.0.2.1 --count 1 >/dev/null
 flood --dst 10.200.0.1 --src 192.0.2.2 --count 1 >/dev/null
 check "both real sources have state before the flood" test \
-	"$(bpftool map dump pinned /sys/fs/bpf/floodgate/fgA/sources | grep -c '"policy_id"')" -eq 2
+	"$(bpftool map dump pinned /sys/fs/bpf/floodgate/fgA/sources4 | grep -c '"policy_id"')" -eq 2
 
 # The real sources are outside 10.0.0.0/8, so no spoofed frame counts as
 # theirs. The spoofed flood holds the device for fast batches; the two real sources

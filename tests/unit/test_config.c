@@ -674,8 +674,8 @@ static void test_errors_structure(void **state)
 		{POLR "burst = # nothing\n", 4, "'burst' has no value", NULL},
 		{"brust = 1\n" POLR, 1, "unknown key 'brust'",
 		 "t.conf:1: unknown key 'brust' (expected one of: interface, hook, xdp_mode, "
-		 "max_sources, malformed, on_insert_failure, new_sources, new_sources_burst, "
-		 "clock, events)\n"},
+		 "max_sources, max_sources_ipv6, malformed, on_insert_failure, new_sources, "
+		 "new_sources_burst, clock, events)\n"},
 		{"Hook = xdp\n" POLR, 1, "unknown key 'Hook'", NULL},
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
@@ -1018,6 +1018,49 @@ static void test_events_key(void **state)
 	assert_int_equal(c->events_period_ns, 60000000000ULL);
 	c = parse_ok("off", "events = off\n[policy p]\nmatch = any\nrate = 1/s\n");
 	assert_int_equal(c->events_count, 0);
+}
+
+/* max_sources sizes sources4 (IPv4), max_sources_ipv6 sources (IPv6,
+ * global and overflow keys): a quarter of max_sources unless set, never
+ * below FG_MIN_SOURCES_IPV6. */
+static void test_max_sources_ipv6(void **state)
+{
+	const struct fg_config *c;
+
+	(void)state;
+	c = parse_ok("default", POLR);
+	assert_int_equal(c->max_sources_ipv6, FG_DEFAULT_MAX_SOURCES / 4);
+	c = parse_ok("a quarter", "max_sources = 1048576\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, 262144);
+	c = parse_ok("the floor", "max_sources = 1000\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, FG_MIN_SOURCES_IPV6);
+	c = parse_ok("just above the floor", "max_sources = 4100\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, 1025);
+	/* set: as given, before or after max_sources, even below the floor */
+	c = parse_ok("set", "max_sources_ipv6 = 5000\nmax_sources = 1048576\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, 5000);
+	assert_int_equal(c->max_sources, 1048576);
+	c = parse_ok("smallest", "max_sources_ipv6 = 1\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, 1);
+	c = parse_ok("largest", "max_sources_ipv6 = 16777216\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, 16777216);
+}
+
+static void test_errors_max_sources_ipv6(void **state)
+{
+	static const struct error_case cases[] = {
+		{"max_sources_ipv6 = 0\n" POLR, 1, NULL,
+		 "t.conf:1: bad max_sources_ipv6 '0' (expected 1..16777216)\n"},
+		{"\nmax_sources_ipv6 = 16777217\n" POLR, 2, "bad max_sources_ipv6", NULL},
+		{"max_sources_ipv6 = -1\n" POLR, 1, "bad max_sources_ipv6", NULL},
+		{"max_sources_ipv6 = 1k\n" POLR, 1, "bad max_sources_ipv6", NULL},
+		{"max_sources_ipv6 = 8\nmax_sources_ipv6 = 8\n" POLR, 2,
+		 "duplicate key 'max_sources_ipv6'", NULL},
+		{POLR "max_sources_ipv6 = 8\n", 4, "in a policy section", NULL},
+	};
+
+	(void)state;
+	run_errors(cases, ARRAY_SIZE(cases));
 }
 
 static void test_errors_budget_and_clock(void **state)
@@ -1398,6 +1441,8 @@ int main(void)
 		cmocka_unit_test(test_errors_match),
 		cmocka_unit_test(test_algorithms),
 		cmocka_unit_test(test_events_key),
+		cmocka_unit_test(test_max_sources_ipv6),
+		cmocka_unit_test(test_errors_max_sources_ipv6),
 		cmocka_unit_test(test_budget_and_clock),
 		cmocka_unit_test(test_errors_budget_and_clock),
 		cmocka_unit_test(test_match_clauses_and_keys),
