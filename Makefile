@@ -127,13 +127,32 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
 tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
-	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES) $(BUILD)/layout-b/floodgate
+	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES) $(BUILD)/layout-b/floodgate \
+	$(BUILD)/pre-sources4/floodgate
 
 # A second floodgate whose `bans` value is padded (FG_TEST_LAYOUT_PAD): the
 # other build tests/integration/test_upgrade.sh upgrades to and from.
 $(BUILD)/layout-b/floodgate: $(BPF_SRCS) $(BPF_HDRS) $(USER_SRCS) user/main.c $(USER_HDRS)
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/layout-b \
 		EXTRA_DEFINES=-DFG_TEST_LAYOUT_PAD $(BUILD)/layout-b/floodgate
+
+# The last release of the layout before sources4 (one `sources` table for
+# every family), built from this clone's history: the real old build that
+# test_upgrade.sh upgrades from, which splits its IPv4 state into sources4.
+# Without the history (an archive, not a clone) it is not built, and
+# test_upgrade.sh fails and says so.
+PRE_SOURCES4_COMMIT := 28b9c1c74010119125e73d30cf0792a9d64d4fda
+$(BUILD)/pre-sources4/floodgate:
+	$(call msg,OLD,$@ from $(PRE_SOURCES4_COMMIT))
+	$(Q)if git cat-file -e $(PRE_SOURCES4_COMMIT)^{commit} 2>/dev/null; then \
+		rm -rf $(BUILD)/pre-sources4 && mkdir -p $(BUILD)/pre-sources4/src && \
+		git archive $(PRE_SOURCES4_COMMIT) | tar -x -C $(BUILD)/pre-sources4/src && \
+		$(MAKE) --no-print-directory -s -C $(BUILD)/pre-sources4/src build/floodgate && \
+		cp $(BUILD)/pre-sources4/src/build/floodgate $@ && \
+		rm -rf $(BUILD)/pre-sources4/src; \
+	else \
+		echo "  $(PRE_SOURCES4_COMMIT) is not in this clone's history: $@ not built"; \
+	fi
 
 unit-test: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done

@@ -7,8 +7,9 @@
 # within burst + rate x elapsed: its bucket is shared, not reset, and no
 # moment is unprotected), the ban survives, the counters are carried by
 # policy name, and the pins become the new build's. Then back again, at tc.
-# With FG_PRE_SOURCES4 set to a build from before sources4, also the
-# upgrade from that layout, which splits its `sources` table.
+# Then the upgrade from the layout before sources4, which splits its
+# `sources` table: FG_PRE_SOURCES4 (default build/pre-sources4/floodgate,
+# which `make tests` builds from git history; set empty to leave it out).
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -95,12 +96,16 @@ check "  ... the tc filter's program was replaced in place ($old_id -> $new_id)"
 expect_exit 0 "unload with build B" "$FG_B" unload fgA
 check "  ... leaves nothing attached" bash -c "[ \"\$(bpftool -j net show dev fgA | python3 -c 'import json,sys; d=json.load(sys.stdin)[0]; print(len(d[\"xdp\"]) + len(d[\"tc\"]))')\" = 0 ]"
 
-# From the layout before sources4 (one `sources` for every family), when
-# FG_PRE_SOURCES4 names such a build (for example the last commit before
-# it, built with make): its IPv4 state is split into sources4, a copy, so
-# the old program's admissions during the copy (a fraction of a second
-# here) are the slack of one second at RATE.
-if [ -x "${FG_PRE_SOURCES4:-}" ]; then
+# From the layout before sources4 (one `sources` for every family), built
+# from the last commit before it: its IPv4 state is split into sources4, a
+# copy, so the old program's admissions during the copy (a fraction of a
+# second here) are the slack of one second at RATE.
+PRE_SOURCES4=${FG_PRE_SOURCES4-$(dirname "$FLOODGATE")/pre-sources4/floodgate}
+if [ -n "$PRE_SOURCES4" ] && [ ! -x "$PRE_SOURCES4" ]; then
+	check "the build before sources4 exists ($PRE_SOURCES4: make tests builds it from git history)" \
+		false
+elif [ -n "$PRE_SOURCES4" ]; then
+	FG_PRE_SOURCES4=$PRE_SOURCES4
 	expect_exit 0 "load with the build before sources4" "$FG_PRE_SOURCES4" load fgA \
 		-c "$WORK/up.conf"
 	base=$(received 0)
@@ -125,6 +130,6 @@ if [ -x "${FG_PRE_SOURCES4:-}" ]; then
 		test "$admitted" -le "$limit"
 	expect_exit 0 "unload" "$FG_A" unload fgA
 else
-	echo "    (FG_PRE_SOURCES4 unset: the upgrade from before sources4 is not run)"
+	echo "    (FG_PRE_SOURCES4 empty: the upgrade from before sources4 is not run)"
 fi
 finish

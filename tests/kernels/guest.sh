@@ -43,6 +43,9 @@ export FG_UPGRADE_FLOOD_SECS=30
 # netlink calls as on 6.18, and each killed load costs seconds of emulated
 # verification.
 export FG_RECOVERY_HOOKS=xdp
+# test_upgrade.sh: the upgrade across layouts runs (build A to B and back);
+# the one from before sources4 repeats it with another old build.
+export FG_PRE_SOURCES4=
 RESULTS=${fg_results:?}
 REPO=${fg_repo:?}
 KROOT=${fg_kroot:?}
