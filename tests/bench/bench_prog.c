@@ -168,7 +168,7 @@ static void print_memory(void)
 		__u32 entries = bpf_map__max_entries(maps[i]);
 		unsigned long long memlock = map_memlock(bpf_map__fd(maps[i]));
 
-		printf("%-10s %-36s %8u entries, memlock %10llu: %6.1f bytes\n",
+		printf("%-10s %-36s %8u entries, memlock %10llu: %8.4f bytes\n",
 		       bpf_map__name(maps[i]),
 		       i ? "(IPv6, global, overflow; 24-B key)" : "(IPv4; 12-B key)", entries,
 		       memlock, (double)memlock / entries);
