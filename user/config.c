@@ -295,9 +295,11 @@ static int global_key(struct parser *p, const char *key, const char *v)
 		cfg->max_sources = (__u32)n;
 		return 0;
 	case G_MAX_SOURCES_IPV6:
-		if (fg_parse_uint(v, strlen(v), MAX_SOURCES_LIMIT, &n) || n == 0)
-			return fail(p, p->line, "bad max_sources_ipv6 '%s' (expected 1..%u)", v,
-				    MAX_SOURCES_LIMIT);
+		/* The floor holds every policy's global and overflow keys: a
+		 * smaller table would let IPv6 sources evict them. */
+		if (fg_parse_uint(v, strlen(v), MAX_SOURCES_LIMIT, &n) || n < FG_MIN_SOURCES_IPV6)
+			return fail(p, p->line, "bad max_sources_ipv6 '%s' (expected %u..%u)", v,
+				    FG_MIN_SOURCES_IPV6, MAX_SOURCES_LIMIT);
 		cfg->max_sources_ipv6 = (__u32)n;
 		return 0;
 	case G_MALFORMED:

@@ -621,9 +621,9 @@ static int check_fixed_keys(const char *ifname, const char *path, const struct f
 		return FG_EXIT_CONFIG;
 	}
 	if (cfg->max_sources != rt->max_sources) {
-		pr_warn("%s: max_sources changes the table size, which needs an unload and "
-			"load (loaded with %llu)\n",
-			name, (unsigned long long)rt->max_sources);
+		pr_warn("%s: max_sources = %u cannot change by reload: it sizes the tables "
+			"(loaded with %llu); unload and load\n",
+			name, cfg->max_sources, (unsigned long long)rt->max_sources);
 		return FG_EXIT_CONFIG;
 	}
 	return FG_EXIT_OK;
@@ -675,8 +675,8 @@ static int check_ipv6_table(const struct fg_pinned *pinned, const char *path,
 	}
 	if (info.max_entries == cfg->max_sources_ipv6)
 		return FG_EXIT_OK;
-	pr_warn("%s: max_sources_ipv6 = %u changes the table size, which needs an unload and "
-		"load (loaded with %u; unset, it is max_sources / 4, at least %u)\n",
+	pr_warn("%s: max_sources_ipv6 = %u cannot change by reload: it sizes the table "
+		"(loaded with %u; unset, it is max_sources / 4, at least %u); unload and load\n",
 		path ? path : "<default>", cfg->max_sources_ipv6, info.max_entries,
 		FG_MIN_SOURCES_IPV6);
 	return FG_EXIT_CONFIG;

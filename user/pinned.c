@@ -127,7 +127,18 @@ static int open_map(const char *pin_dir, const struct fg_pinned_map *map)
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		err = -errno;
-		pr_warn("Error: cannot open the pinned map %s: %s\n", path, strerror(-err));
+		/* The folder is there without this map: the pins of another
+		 * map layout, such as a floodgate from before `sources4`,
+		 * which keeps running. */
+		if (err == -ENOENT && !access(pin_dir, F_OK))
+			pr_warn("Error: cannot open the pinned map %s: not among the pins of the "
+				"loaded floodgate, which uses another map layout (an older or "
+				"newer "
+				"version?); `floodgate load` or `reload` with this binary upgrades "
+				"it in place\n",
+				path);
+		else
+			pr_warn("Error: cannot open the pinned map %s: %s\n", path, strerror(-err));
 		return err;
 	}
 	if (bpf_obj_get_info_by_fd(fd, &info, &info_len)) {

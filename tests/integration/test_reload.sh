@@ -169,7 +169,8 @@ for key in hook xdp_mode max_sources max_sources_ipv6 clock interface; do
 	max_sources_ipv6) file=sources6 ;; clock) file=clock ;; interface) file=iface ;;
 	esac
 	expect_exit 3 "reload that changes $key" "$FLOODGATE" reload fgA -c "$WORK/$file.conf"
-	check "  ... names $key" grep -q "$key" <<<"$LAST_ERR"
+	check "  ... names $key" grep -q "^$WORK/$file.conf: $key = [^ ]* cannot change by reload" \
+		<<<"$LAST_ERR"
 done
 expect_exit 3 "reload that adds a first sliding_window policy" \
 	"$FLOODGATE" reload fgA -c "$WORK/window.conf"

@@ -108,6 +108,9 @@ elif [ -n "$PRE_SOURCES4" ]; then
 	FG_PRE_SOURCES4=$PRE_SOURCES4
 	expect_exit 0 "load with the build before sources4" "$FG_PRE_SOURCES4" load fgA \
 		-c "$WORK/up.conf"
+	expect_exit 1 "this build's status over those pins" "$FG_A" status fgA
+	check "  ... says a load or reload upgrades them in place" \
+		grep -q "another map layout.*upgrades it in place" <<<"$LAST_ERR"
 	base=$(received 0)
 	start=$(date +%s.%N)
 	flood --dst 10.200.0.1 --src 10.0.0.1 --rate 20000 --duration "$FLOOD_SECS" >/dev/null &

@@ -1036,12 +1036,12 @@ static void test_max_sources_ipv6(void **state)
 	assert_int_equal(c->max_sources_ipv6, FG_MIN_SOURCES_IPV6);
 	c = parse_ok("just above the floor", "max_sources = 4100\n" POLR);
 	assert_int_equal(c->max_sources_ipv6, 1025);
-	/* set: as given, before or after max_sources, even below the floor */
+	/* set: as given, before or after max_sources */
 	c = parse_ok("set", "max_sources_ipv6 = 5000\nmax_sources = 1048576\n" POLR);
 	assert_int_equal(c->max_sources_ipv6, 5000);
 	assert_int_equal(c->max_sources, 1048576);
-	c = parse_ok("smallest", "max_sources_ipv6 = 1\n" POLR);
-	assert_int_equal(c->max_sources_ipv6, 1);
+	c = parse_ok("smallest", "max_sources_ipv6 = 1024\n" POLR);
+	assert_int_equal(c->max_sources_ipv6, FG_MIN_SOURCES_IPV6);
 	c = parse_ok("largest", "max_sources_ipv6 = 16777216\n" POLR);
 	assert_int_equal(c->max_sources_ipv6, 16777216);
 }
@@ -1050,13 +1050,16 @@ static void test_errors_max_sources_ipv6(void **state)
 {
 	static const struct error_case cases[] = {
 		{"max_sources_ipv6 = 0\n" POLR, 1, NULL,
-		 "t.conf:1: bad max_sources_ipv6 '0' (expected 1..16777216)\n"},
+		 "t.conf:1: bad max_sources_ipv6 '0' (expected 1024..16777216)\n"},
+		/* under the floor: IPv6 sources would evict the global and
+		 * overflow keys */
+		{"max_sources_ipv6 = 1023\n" POLR, 1, "bad max_sources_ipv6", NULL},
 		{"\nmax_sources_ipv6 = 16777217\n" POLR, 2, "bad max_sources_ipv6", NULL},
 		{"max_sources_ipv6 = -1\n" POLR, 1, "bad max_sources_ipv6", NULL},
 		{"max_sources_ipv6 = 1k\n" POLR, 1, "bad max_sources_ipv6", NULL},
-		{"max_sources_ipv6 = 8\nmax_sources_ipv6 = 8\n" POLR, 2,
+		{"max_sources_ipv6 = 2048\nmax_sources_ipv6 = 2048\n" POLR, 2,
 		 "duplicate key 'max_sources_ipv6'", NULL},
-		{POLR "max_sources_ipv6 = 8\n", 4, "in a policy section", NULL},
+		{POLR "max_sources_ipv6 = 2048\n", 4, "in a policy section", NULL},
 	};
 
 	(void)state;
