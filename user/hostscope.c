@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,20 +85,23 @@ static int for_each_folder(const char *self, bool complete,
 {
 	DIR *base = opendir(FG_PIN_BASE);
 	struct dirent *entry;
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], own[IF_NAMESIZE] = "", name[NAME_MAX + 1];
 	int ret = 0;
 
 	if (!base)
 		return 0;
+	if (self)
+		fg_pin_name(self, own, sizeof(own));
 	while (!ret && (entry = readdir(base))) {
-		if (entry->d_name[0] == '.' || (self && !strcmp(entry->d_name, self)))
+		if (entry->d_name[0] == '.' || (self && !strcmp(entry->d_name, own)))
 			continue;
 		if (!strcmp(entry->d_name, strrchr(FG_HOST_DIR, '/') + 1))
 			continue;
 		if (complete && strchr(entry->d_name, ':'))
 			continue;
 		snprintf(dir, sizeof(dir), "%s/%s", FG_PIN_BASE, entry->d_name);
-		ret = fn(dir, entry->d_name, ctx);
+		fg_ifname_of_pin(entry->d_name, name, sizeof(name));
+		ret = fn(dir, name, ctx);
 	}
 	closedir(base);
 	return ret;

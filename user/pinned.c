@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <dirent.h>
 #include <limits.h>
+#include <net/if.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,14 +105,41 @@ void fg_pinned_init(struct fg_pinned *pinned)
 		*fg_pinned_fd(pinned, &fg_pinned_maps[i]) = -1;
 }
 
+static void swap_char(const char *from, char *buf, size_t size, char was, char now)
+{
+	size_t i;
+
+	if (!size)
+		return;
+	for (i = 0; from[i] && i + 1 < size; i++)
+		buf[i] = from[i] == was ? now : from[i];
+	buf[i] = '\0';
+}
+
+void fg_pin_name(const char *ifname, char *buf, size_t size)
+{
+	swap_char(ifname, buf, size, '.', '%');
+}
+
+void fg_ifname_of_pin(const char *pin_name, char *buf, size_t size)
+{
+	swap_char(pin_name, buf, size, '%', '.');
+}
+
 void fg_pin_dir(const char *ifname, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%s", FG_PIN_BASE, ifname);
+	char name[IF_NAMESIZE];
+
+	fg_pin_name(ifname, name, sizeof(name));
+	snprintf(buf, size, "%s/%s", FG_PIN_BASE, name);
 }
 
 void fg_stage_dir(const char *ifname, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%s" FG_STAGE_SUFFIX, FG_PIN_BASE, ifname);
+	char name[IF_NAMESIZE];
+
+	fg_pin_name(ifname, name, sizeof(name));
+	snprintf(buf, size, "%s/%s" FG_STAGE_SUFFIX, FG_PIN_BASE, name);
 }
 
 /* Opens one pinned map and refuses it unless it is the map this build

@@ -72,6 +72,14 @@ int *fg_pinned_fd(struct fg_pinned *pinned, const struct fg_pinned_map *map);
 /* Every fd -1, nothing owned. */
 void fg_pinned_init(struct fg_pinned *pinned);
 
+/* A pin folder's name under FG_PIN_BASE: the interface's name with each
+ * '.' written as '%'. bpffs refuses dots in names (EPERM), and VLAN
+ * interfaces are often named eth0.100; no interface name holds a '%' (the
+ * kernel reads one in a new name as a number template), so the mapping is
+ * one to one. fg_ifname_of_pin is its inverse. */
+void fg_pin_name(const char *ifname, char *buf, size_t size);
+void fg_ifname_of_pin(const char *pin_name, char *buf, size_t size);
+/* FG_PIN_BASE/fg_pin_name(IFACE) */
 void fg_pin_dir(const char *ifname, char *buf, size_t size);
 /* Where a load builds the folder before renaming it to fg_pin_dir's:
  * FG_PIN_BASE/IFACE:loading (bpffs refuses names with a dot; no interface

@@ -335,11 +335,16 @@ int fg_cmd_status(const char *ifname, bool json)
 		printf("{\"interfaces\":[");
 	dir = ifname ? NULL : opendir(FG_PIN_BASE);
 	while (ifname || (dir && (entry = readdir(dir)))) {
-		const char *name = ifname ? ifname : entry->d_name;
+		char listed[IF_NAMESIZE];
+		const char *name = ifname;
 
-		/* An interrupted load's staging folder is not a load. */
-		if (!ifname && (name[0] == '.' || strchr(name, ':')))
-			continue;
+		if (!ifname) {
+			/* An interrupted load's staging folder is not a load. */
+			if (entry->d_name[0] == '.' || strchr(entry->d_name, ':'))
+				continue;
+			fg_ifname_of_pin(entry->d_name, listed, sizeof(listed));
+			name = listed;
+		}
 		if (shown++)
 			printf(json ? "," : "\n");
 		err = status_one(name, json);

@@ -502,7 +502,7 @@ static int swap_folders(struct upgrade *u)
 {
 	char retired[PATH_MAX];
 
-	snprintf(retired, sizeof(retired), "%s/%s:retired", FG_PIN_BASE, u->ifname);
+	snprintf(retired, sizeof(retired), "%s:retired", u->pin_dir);
 	fg_pinned_remove(retired);
 	if (rename(u->pin_dir, retired))
 		return -errno;
@@ -581,9 +581,8 @@ int fg_upgrade(const char *ifname, const char *pin_dir, const struct fg_config *
 		return FG_EXIT_FAILURE;
 	open_old_maps(pin_dir, u.old);
 	old_layout = pinned_layout_hash(&u);
-	/* bpffs refuses dots in names (EPERM); a colon is in no interface's
-	 * name, so this folder cannot be one's. */
-	snprintf(u.staging, sizeof(u.staging), "%s/%s:upgrade", FG_PIN_BASE, ifname);
+	/* A colon is in no interface's name, so this folder cannot be one's. */
+	snprintf(u.staging, sizeof(u.staging), "%s:upgrade", pin_dir);
 	if (read_old_runtime(&u) || u.rt.ifindex != if_nametoindex(ifname) ||
 	    !fg_still_attached(&u.rt)) {
 		pr_warn("Error: the maps pinned in %s have another layout (%08x, this build's is "

@@ -241,4 +241,23 @@ expect_exit 0 "unload after fgX is gone" "$FLOODGATE" unload fgX
 check "  ... removes its pins" test ! -e /sys/fs/bpf/floodgate/fgX
 expect_exit 5 "  ... and a second unload says not loaded" "$FLOODGATE" unload fgX
 
+# A dotted name, as VLAN interfaces often have (eth0.100): bpffs refuses dots
+# in names, so the pin folder writes each '.' as '%'.
+ip link add fgX.7 type veth peer name fgY
+ip link set fgX.7 up
+ip link set fgY up
+printf '[policy a]\nmatch = any\nrate = 100/s\n' >"$WORK/dot.conf"
+expect_exit 0 "load on fgX.7" "$FLOODGATE" load fgX.7 -c "$WORK/dot.conf"
+check "  ... pins in /sys/fs/bpf/floodgate/fgX%7" test -d "/sys/fs/bpf/floodgate/fgX%7"
+check "  ... status fgX.7 says attached" bash -c "'$FLOODGATE' status fgX.7 | grep -q attached"
+check "  ... status of every interface names fgX.7" bash -c \
+	"'$FLOODGATE' status | grep -q '^fgX\.7: '"
+expect_exit 0 "  ... ban on fgX.7" "$FLOODGATE" ban fgX.7 10.9.9.9 --for 1m
+check "  ... bans fgX.7 lists it" bash -c "'$FLOODGATE' bans fgX.7 | grep -q 10.9.9.9"
+expect_exit 0 "  ... stats fgX.7" "$FLOODGATE" stats fgX.7
+expect_exit 0 "  ... reload fgX.7" "$FLOODGATE" reload fgX.7 -c "$WORK/dot.conf"
+expect_exit 0 "  ... unload fgX.7" "$FLOODGATE" unload fgX.7
+check "  ... removes its pins" test ! -e "/sys/fs/bpf/floodgate/fgX%7"
+ip link del fgX.7
+
 finish
