@@ -48,6 +48,9 @@ __u32 fg_bench_seq = 0;
 /* The injected clock; only read when fg_test_clock is set, so a production
  * load never reaches it and the verifier prunes the branch. */
 __u64 fg_test_now_ns = 0;
+/* Reads of the injected clock, so a test can check when a packet reads the
+ * clock; counted only under fg_test_clock, like the read itself. */
+__u64 fg_test_clock_reads = 0;
 
 /* `floodgate replay` only: a captured frame's length on the wire, which is
  * what byte costs and byte counters use when the capture kept fewer bytes
@@ -307,11 +310,32 @@ struct ipv6_frag_hdr {
 
 static __always_inline __u64 fg_now(void)
 {
-	if (fg_test_clock)
+	if (fg_test_clock) {
+		fg_test_clock_reads++;
 		return fg_test_now_ns;
+	}
 	if (fg_coarse_clock)
 		return bpf_ktime_get_coarse_ns();
 	return bpf_ktime_get_ns();
+}
+
+/* The packet's time, read on first use: the clock is the costliest single
+ * step of a packet (38 ns here, make bench), and a packet that meets no
+ * ban entry and matches no policy, such as bulk TCP data under the
+ * built-in policy, does not need it. Read at most once, so every layer
+ * judges the packet at the same instant. */
+struct fg_clock {
+	__u64 now;
+	bool read;
+};
+
+static __always_inline __u64 fg_clock_now(struct fg_clock *clock)
+{
+	if (!clock->read) {
+		clock->now = fg_now();
+		clock->read = true;
+	}
+	return clock->now;
 }
 
 /* Reads the L4 ports. Returns 0 when the header is readable or the protocol
@@ -600,8 +624,9 @@ static __always_inline bool fg_strike_forgotten(const struct fg_ban *ban, __u64 
 #define FG_BAN_WALK 8
 
 /* Is the source under an active ban? An empty or non-matching trie costs
- * one lookup. A strike record past its lifetime is deleted on the way. */
-static __always_inline int fg_banned(const struct fg_packet *pkt, __u64 now)
+ * one lookup, and no clock read. A strike record past its lifetime is
+ * deleted on the way. */
+static __always_inline int fg_banned(const struct fg_packet *pkt, struct fg_clock *clock)
 {
 	struct fg_src_lpm_key key = {
 		.prefixlen = FG_SRC_LPM_HEADER_BITS + (pkt->family == FG_FAMILY_IPV4 ? 32 : 128),
@@ -609,6 +634,7 @@ static __always_inline int fg_banned(const struct fg_packet *pkt, __u64 now)
 	};
 	struct fg_ban *ban;
 	__u32 prefix_len, i;
+	__u64 now;
 
 	__builtin_memcpy(key.addr, pkt->saddr, 16);
 #pragma unroll
@@ -616,6 +642,7 @@ static __always_inline int fg_banned(const struct fg_packet *pkt, __u64 now)
 		ban = bpf_map_lookup_elem(&bans, &key);
 		if (!ban)
 			return 0;
+		now = fg_clock_now(clock);
 		if (now < ban->expires_ns)
 			return 1;
 		prefix_len = ban->prefix_len;
@@ -804,11 +831,25 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u
 /* The per-source drop count is sampled: one refusal in FG_DROP_SAMPLE adds
  * FG_DROP_SAMPLE. A refused packet then usually only reads its source's
  * state, so an abuser flooding from several CPUs does not bounce that cache
- * line between them. The exact counts are in the per-CPU policy_stats. */
+ * line between them. The exact counts are in the per-CPU policy_stats.
+ *
+ * The draw is this CPU's packet count through MurmurHash3's 64-bit
+ * finalizer, not bpf_get_prandom_u32(): the helper call cost about 20 ns a
+ * refusal here (make bench), the mix a few instructions. Its top bits have
+ * no period that a round-robin of sources could fall in step with, so each
+ * source's refusals are sampled one in 64 whatever the order of arrival. */
 #define FG_DROP_SAMPLE 64
-static __always_inline void fg_count_drop(__u32 *dropped)
+static __always_inline void fg_count_drop(__u32 *dropped, const struct fg_global_stats *gstats)
 {
-	if (!(bpf_get_prandom_u32() & (FG_DROP_SAMPLE - 1)))
+	__u64 draw = gstats->packets;
+
+	_Static_assert(FG_DROP_SAMPLE == 1 << 6, "the draw's top 6 bits");
+	draw ^= draw >> 33;
+	draw *= 0xff51afd7ed558ccdULL;
+	draw ^= draw >> 33;
+	draw *= 0xc4ceb9fe1a85ec53ULL;
+	draw ^= draw >> 33;
+	if (!(draw >> 58))
 		*dropped += FG_DROP_SAMPLE;
 }
 
@@ -817,9 +858,10 @@ static __always_inline void fg_count_drop(__u32 *dropped)
  * event. Later refusals only read the flag, in the line the decision has
  * just read, so the refusal path writes nothing more than before. The
  * fetch-or makes one CPU the one that reports a transition. */
-static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_key *key, __u64 now)
+static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_key *key, __u64 now,
+				       const struct fg_global_stats *gstats)
 {
-	fg_count_drop(dropped);
+	fg_count_drop(dropped, gstats);
 	if (*dropped & FG_DROPPED_REFUSING)
 		return;
 	if (__sync_fetch_and_or(dropped, FG_DROPPED_REFUSING) & FG_DROPPED_REFUSING)
@@ -890,7 +932,7 @@ static __always_inline int fg_charge_word(void *map, const void *map_key,
 	if (fg_test_naive_update) {
 		/* Deliberately racy, to prove the concurrency tests can fail. */
 		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
-			fg_refused(&state->dropped, key, now);
+			fg_refused(&state->dropped, key, now, gstats);
 			return 0;
 		}
 		state->tat_ns = new_state;
@@ -902,7 +944,7 @@ static __always_inline int fg_charge_word(void *map, const void *map_key,
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
-			fg_refused(&state->dropped, key, now);
+			fg_refused(&state->dropped, key, now, gstats);
 			return 0;
 		}
 		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old) {
@@ -912,7 +954,7 @@ static __always_inline int fg_charge_word(void *map, const void *map_key,
 	}
 	/* Refusing is the safe side: admitting here could exceed the limit. */
 	gstats->cas_exhausted++;
-	fg_refused(&state->dropped, key, now);
+	fg_refused(&state->dropped, key, now, gstats);
 	return 0;
 }
 
@@ -971,7 +1013,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 	if (admitted)
 		fg_admitted(&entry->dropped);
 	else
-		fg_refused(&entry->dropped, key, now);
+		fg_refused(&entry->dropped, key, now, gstats);
 	return admitted;
 }
 
@@ -1018,7 +1060,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	if (admitted)
 		fg_admitted(&entry->dropped);
 	else
-		fg_refused(&entry->dropped, key, now);
+		fg_refused(&entry->dropped, key, now, gstats);
 	return admitted;
 }
 
@@ -1191,6 +1233,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 	struct fg_policy_set *set;
 	struct fg_runtime *rt;
 	enum fg_parse_result parsed;
+	struct fg_clock clock = {};
 	__u32 zero = 0, slot, index, i, access;
 	__u64 candidates, now;
 
@@ -1237,8 +1280,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		gstats->denied++;
 		return FG_VERDICT_DROP;
 	}
-	now = fg_now();
-	if (fg_banned(&pkt, now)) {
+	if (fg_banned(&pkt, &clock)) {
 		gstats->banned++;
 		return FG_VERDICT_DROP;
 	}
@@ -1263,6 +1305,7 @@ static __always_inline enum fg_verdict fg_process(void *data, void *data_end, __
 		gstats->unmatched++;
 		return FG_VERDICT_PASS;
 	}
+	now = fg_clock_now(&clock);
 
 	/* Every matching policy is a layer, applied in file order (lowest bit
 	 * first). The packet passes only if all admit it; the first refusal

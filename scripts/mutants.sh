@@ -91,6 +91,14 @@ mutant new-source-budget-ignored bpf/floodgate.bpf.c '^test_prog$|^test_spoof\.s
 	'if (!budget || budget)' \
 	"the new-source budget always allows: a spoofed flood creates state freely"
 
+mutant clock-read-for-every-packet bpf/floodgate.bpf.c '^test_prog$' \
+	'if (fg_banned(&pkt, &clock)) {' \
+	'if (fg_clock_now(&clock) && fg_banned(&pkt, &clock)) {' \
+	"every packet reads the clock, those that match no policy and no ban entry too"
+mutant drop-sample-one-in-16 bpf/floodgate.bpf.c '^test_top\.sh$' \
+	'if (!(draw >> 58))' \
+	'if (!(draw >> 60))' \
+	"a per-source drop count samples one refusal in 16 but still adds 64"
 mutant ban-max-uncapped-by-default user/config.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \

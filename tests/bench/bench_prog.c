@@ -7,8 +7,9 @@
  * clocks, the map types for the per-source table, and a random-source flood
  * with and without the new-source budget; and it reports the kernel's
  * memory per tracked source in sources4 (IPv4) and sources (the rest);
- * `bench_prog --memory` prints only that. Not a test: it asserts nothing
- * about speed.
+ * `bench_prog --memory` prints only that, and `bench_prog TEXT` times only
+ * the scenarios whose names contain TEXT (to compare two builds of one
+ * change quickly). Not a test: it asserts nothing about speed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -251,6 +252,17 @@ static void build_scenarios(void)
 		0);
 }
 
+/* Drops the scenarios whose names do not contain `text`. */
+static void keep_scenarios_named(const char *text)
+{
+	int i, kept = 0;
+
+	for (i = 0; i < n_scenarios; i++)
+		if (strstr(scenarios[i].name, text))
+			scenarios[kept++] = scenarios[i];
+	n_scenarios = kept;
+}
+
 /* The median of the scenario named `name` (sorted already), or -1. */
 static double median_of(const char *name)
 {
@@ -290,6 +302,8 @@ static void print_steps(double bare)
 		double with = median_of(steps[i].with);
 		double without = steps[i].without ? median_of(steps[i].without) : bare;
 
+		if (with < 0 || without < 0)
+			continue; /* a scenario left out by `bench_prog TEXT` */
 		printf("%-52s %8.1f\n", steps[i].step, (with - without) / steps[i].divisor);
 	}
 }
@@ -315,6 +329,8 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	build_scenarios();
+	if (argc > 1)
+		keep_scenarios_named(argv[1]);
 	for (i = 0; i < n_scenarios; i++)
 		load(&scenarios[i]);
 	for (r = 0; r < ROUNDS; r++) {
@@ -334,7 +350,8 @@ int main(int argc, char **argv)
 		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / base_med);
 	}
 	print_steps(base_med);
-	print_memory();
+	if (argc == 1)
+		print_memory();
 	for (i = 0; i < n_scenarios; i++)
 		floodgate_bpf__destroy(scenarios[i].skel);
 	baseline_bpf__destroy(baseline);

@@ -1034,6 +1034,40 @@ static void test_bans_escalate(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
+/* The clock is read at most once a packet, and only when something needs
+ * it: a policy matched, or the source met a ban entry. A packet that meets
+ * neither (bulk TCP data under the built-in policy) skips the costliest
+ * step. Counted through the injected clock's read counter. */
+static void test_clock_read_only_when_needed(void **state)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy a]\nmatch = udp\nrate = 1/s\nburst = 2\n"
+			  "action = ban 10s\n"
+			  "[policy b]\nmatch = udp\nper = src/24\nrate = 1000/s\n"
+			  "[policy c]\nmatch = udp\nper = global\nrate = 1000/s\n");
+	struct pkt_spec tcp_a = udp_a, tcp_stranger = udp_a;
+	__u64 reads;
+
+	(void)state;
+	tcp_a.proto = IPPROTO_TCP;
+	tcp_stranger.proto = IPPROTO_TCP;
+	tcp_stranger.src = "10.0.1.1";
+	reads = skel->bss->fg_test_clock_reads;
+	assert_int_equal(xdp_at(skel, T0, &tcp_a), XDP_PASS);
+	assert_int_equal(skel->bss->fg_test_clock_reads, reads); /* no policy, no ban */
+	assert_int_equal(xdp_at(skel, T0, &udp_a), XDP_PASS);
+	assert_int_equal(skel->bss->fg_test_clock_reads, reads + 1); /* three layers, one read */
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 2), 1);	     /* the refusal bans it */
+	assert_int_equal(skel->bss->fg_test_clock_reads, reads + 3);
+	assert_int_equal(global_stats(skel).bans_added, 1);
+	assert_int_equal(xdp_at(skel, T0, &tcp_a), XDP_DROP); /* met its ban entry */
+	assert_int_equal(skel->bss->fg_test_clock_reads, reads + 4);
+	assert_int_equal(xdp_at(skel, T0, &tcp_stranger), XDP_PASS); /* no entry of its own */
+	assert_int_equal(skel->bss->fg_test_clock_reads, reads + 4);
+	assert_int_equal(global_stats(skel).unmatched, 2);
+	floodgate_bpf__destroy(skel);
+}
+
 /* ban_max defaults to the first ban's length: with ban_factor = 3 and no
  * ban_max, a repeat offence is banned for 10 s again, not 30 s. Catches a
  * default of "no cap" (or of the 30-day maximum). */
@@ -2281,6 +2315,7 @@ int main(void)
 		cmocka_unit_test(test_allow_and_deny_lists),
 		cmocka_unit_test(test_bans_escalate),
 		cmocka_unit_test(test_ban_max_defaults_to_first_ban),
+		cmocka_unit_test(test_clock_read_only_when_needed),
 		cmocka_unit_test(test_sixty_four_layers),
 		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_new_sources_during_spoofed_flood),
