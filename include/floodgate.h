@@ -381,6 +381,29 @@ struct fg_recent_sources {
 	__u32 hash[FG_RECENT_SETS][2]; /* 0 = empty; a stored hash is odd */
 };
 
+/* Entry of the per-CPU `refusals` array, a direct-mapped cache of IPv4
+ * sources this CPU has just refused (token_bucket and leaky_bucket in
+ * `sources4`): the key, and the TAT its state had then. A TAT only ever
+ * grows, so while the GCRA refuses the packet against that older TAT it
+ * would refuse it against the state's own, and the packet is refused
+ * without the `sources4` lookup. An entry serves only under the policy
+ * push it was written under (fg_runtime.generation), for at most
+ * FG_REFUSAL_REFRESH_NS, and while this CPU has created fewer than
+ * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
+ * saves are what mark the source's entry used, and a table turning over
+ * must not evict a refused source that keeps sending. */
+#define FG_REFUSAL_BITS	       12
+#define FG_REFUSAL_SLOTS       (1U << FG_REFUSAL_BITS)
+#define FG_REFUSAL_REFRESH_NS  (1ULL << 30)
+#define FG_REFUSAL_CHURN_SHIFT 8
+struct fg_refusal {
+	struct fg_source4_key key;
+	__u32 generation; /* fg_runtime.generation's low 32 bits */
+	__u64 tat_ns;	  /* the state's TAT at the refusal */
+	__u64 written_ns; /* when */
+	__u64 created;	  /* this CPU's global_stats.sources_created then */
+};
+
 /* Value of the one-entry `runtime` array. */
 struct fg_runtime {
 	__u32 active_slot;
@@ -556,6 +579,7 @@ _Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_runtime) == 80, "fg_runtime");
 _Static_assert(sizeof(struct fg_recent_sources) <= 32768,
 	       "fg_recent_sources: the kernel's largest per-CPU value");
+_Static_assert(sizeof(struct fg_refusal) == 40, "fg_refusal");
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
 _Static_assert(sizeof(struct fg_global_stats) == 152, "fg_global_stats");
 _Static_assert(sizeof(struct fg_event) == 48, "fg_event");

@@ -27,8 +27,12 @@
 #include "skeleton.h"
 #include "../prog/packets.h"
 
-#define ROUNDS	      5
-#define REPEAT	      1000000
+/* Many short rounds rather than a few long ones: this VM's speed drifts by
+ * tens of ns over seconds, and a round runs every scenario within about
+ * two seconds, so each step is taken as the median of its per-round
+ * differences, each measured close together in time. */
+#define ROUNDS	      15
+#define REPEAT	      300000
 #define MAX_SCENARIOS 48
 #define KEYS_4K	      (4096 - 1)
 #define KEYS_1M	      ((1 << 20) - 1)
@@ -45,8 +49,11 @@ struct scenario {
 	bool coarse_clock;
 	bool one_ban; /* a ban elsewhere: the ban trie is walked, not empty */
 	struct floodgate_bpf *skel;
-	double ns[ROUNDS];
+	double ns[ROUNDS]; /* by round, in run order */
 };
+
+/* Bare XDP_DROP, by round: the baseline of every ratio. */
+static double bare_ns[ROUNDS];
 
 static struct scenario scenarios[MAX_SCENARIOS];
 static int n_scenarios;
@@ -66,6 +73,15 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+static double median(const double *values)
+{
+	double sorted[ROUNDS];
+
+	memcpy(sorted, values, sizeof(sorted));
+	qsort(sorted, ROUNDS, sizeof(double), cmp_double);
+	return sorted[ROUNDS / 2];
 }
 
 static double run_ns(int prog_fd, __u32 repeat)
@@ -211,6 +227,11 @@ static void build_scenarios(void)
 			s->max_sources = keys[k].mask ? 2 * (keys[k].mask + 1) : 0;
 		}
 	}
+	/* A sources4 of fewer than 256 entries turns the refusal cache off
+	 * (fg_refusal_churn_limit): every refusal looks its state up. */
+	s = add("token_bucket, hot key, no refusal cache", "[policy p]\nmatch = udp\nrate = 10/s\n",
+		0);
+	s->max_sources = 128;
 	s = add("clock: coarse, hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
 	s->coarse_clock = true;
 	s = add("clock: none (frozen), hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
@@ -263,19 +284,20 @@ static void keep_scenarios_named(const char *text)
 	n_scenarios = kept;
 }
 
-/* The median of the scenario named `name` (sorted already), or -1. */
-static double median_of(const char *name)
+/* The per-round figures of the scenario named `name`, or NULL. */
+static const double *rounds_of(const char *name)
 {
 	int i;
 
 	for (i = 0; i < n_scenarios; i++)
 		if (!strcmp(scenarios[i].name, name))
-			return scenarios[i].ns[ROUNDS / 2];
-	return -1;
+			return scenarios[i].ns;
+	return NULL;
 }
 
-/* Each per-packet step as the difference of two variants of one run. */
-static void print_steps(double bare)
+/* Each per-packet step as the difference of two variants, taken round by
+ * round (the two ran moments apart), and the median of those. */
+static void print_steps(void)
 {
 	const char *hot = "token_bucket, hot key", *frozen = "clock: none (frozen), hot key";
 	const char *no_match = "step: no policy matches (parse, lists, bans)";
@@ -289,29 +311,35 @@ static void print_steps(double bare)
 		 "step: [deny] list of 1 prefix walked, hot key", hot, 1},
 		{"ban trie walk, 1 entry elsewhere (vs empty)",
 		 "step: ban trie of 1 entry walked, hot key", hot, 1},
-		{"parse, lists, bans, match, clock (no policy)", no_match, NULL, 1},
-		{"one layer: key, LRU lookup, GCRA refusal, stats", hot, no_match, 1},
+		{"parse, lists, bans, match (no policy, no clock)", no_match, NULL, 1},
+		{"one layer: clock, key, refusal cache, GCRA, stats", hot, no_match, 1},
+		{"sources4 lookup the refusal cache saves",
+		 "token_bucket, hot key, no refusal cache", hot, 1},
 		{"each further layer", "3 layers (ip, /24, global), hot key", hot, 2},
 		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
 		{"floodgate over bare, 4k keys", "token_bucket, 4k keys", NULL, 1},
 	};
 	size_t i;
+	int r;
 
-	printf("\nper-packet steps (difference of two variants, ns/packet)\n");
+	printf("\nper-packet steps (median of per-round differences of two variants, ns/packet)\n");
 	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		double with = median_of(steps[i].with);
-		double without = steps[i].without ? median_of(steps[i].without) : bare;
+		const double *with = rounds_of(steps[i].with);
+		const double *without = steps[i].without ? rounds_of(steps[i].without) : bare_ns;
+		double diff[ROUNDS];
 
-		if (with < 0 || without < 0)
+		if (!with || !without)
 			continue; /* a scenario left out by `bench_prog TEXT` */
-		printf("%-52s %8.1f\n", steps[i].step, (with - without) / steps[i].divisor);
+		for (r = 0; r < ROUNDS; r++)
+			diff[r] = (with[r] - without[r]) / steps[i].divisor;
+		printf("%-56s %8.1f\n", steps[i].step, median(diff));
 	}
 }
 
 int main(int argc, char **argv)
 {
 	struct baseline_bpf *baseline;
-	double base[ROUNDS], base_med, med;
+	double bare, med;
 	int r, i;
 
 	if (geteuid() != 0) {
@@ -334,22 +362,20 @@ int main(int argc, char **argv)
 	for (i = 0; i < n_scenarios; i++)
 		load(&scenarios[i]);
 	for (r = 0; r < ROUNDS; r++) {
-		base[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT);
+		bare_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT);
 		for (i = 0; i < n_scenarios; i++)
 			scenarios[i].ns[r] =
 				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT);
 	}
-	qsort(base, ROUNDS, sizeof(double), cmp_double);
-	base_med = base[ROUNDS / 2];
+	bare = median(bare_ns);
 	printf("BPF_PROG_TEST_RUN, %d repeats x %d interleaved rounds, medians\n", REPEAT, ROUNDS);
 	printf("%-44s %8s %10s\n", "program", "ns/pkt", "x XDP_DROP");
-	printf("%-44s %8.1f %10.2f\n", "bare XDP_DROP (baseline)", base_med, 1.0);
+	printf("%-44s %8.1f %10.2f\n", "bare XDP_DROP (baseline)", bare, 1.0);
 	for (i = 0; i < n_scenarios; i++) {
-		qsort(scenarios[i].ns, ROUNDS, sizeof(double), cmp_double);
-		med = scenarios[i].ns[ROUNDS / 2];
-		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / base_med);
+		med = median(scenarios[i].ns);
+		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / bare);
 	}
-	print_steps(base_med);
+	print_steps();
 	if (argc == 1)
 		print_memory();
 	for (i = 0; i < n_scenarios; i++)

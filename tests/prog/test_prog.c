@@ -548,7 +548,10 @@ static void test_reload_reclaims_state(void **state)
 	assert_int_equal(bpf_map_get_next_key(pinned.sources, NULL, &(struct fg_source_key){}),
 			 -ENOENT);
 	/* tb becomes scope = host: its state moves to host_sources, so what
-	 * it has in sources4 goes */
+	 * it has in sources4 goes. (Its refusals above are cached on this CPU
+	 * under the policy push of the load; a reload reclaims right after its
+	 * own push, a new generation, as here.) */
+	assert_int_equal(fg_policy_activate(&pinned.maps, 0), 0);
 	assert_int_equal(xdp_passed(skel, T0, &other, 1), 1);
 	compile_set("[policy log]\nmatch = udp dport 9\nalgorithm = sliding_log\nrate = 3/s\n"
 		    "[policy tb]\nmatch = udp dport 10\nrate = 3/s\nburst = 3\nscope = host\n",
@@ -2132,6 +2135,62 @@ static unsigned int map_entries(int fd)
 	return n;
 }
 
+/* A source this CPU has just refused is refused again from the `refusals`
+ * cache, without the sources4 lookup, except the one refusal in 64 that
+ * the drop count samples. The cache never refuses what the state would
+ * admit: the bucket refills on time, an admission ends the cache's use,
+ * and a reload's looser policy applies at once. (A new generation after a
+ * reclaim: test_reload_reclaims_state.) */
+static void test_refusal_cache(void **state)
+{
+	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = udp\nrate = 10/s\nburst = 2\n");
+	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
+	struct fg_source4_key key4;
+	struct fg_source_state source;
+	cpu_set_t one, all;
+	__u64 cached, sampled;
+
+	(void)state;
+	/* one CPU: the cache is per CPU */
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	key.policy_id = fg_policy_id_of(skel, "p");
+	inet_pton(AF_INET, udp_a.src, key.addr);
+	key4 = fg_source4_key_of(&key);
+
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 2), 2);
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1000), 0);
+	cached = skel->bss->fg_test_cached_refusals;
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.sources4), &key4, &source), 0);
+	sampled = (source.dropped & FG_DROPPED_COUNT) / 64;
+	printf("1000 refusals of a hot source: %llu from the cache, %llu sampled\n",
+	       (unsigned long long)cached, (unsigned long long)sampled);
+	/* the first refusal fills the cache, each sampled one goes to the
+	 * state (and may be the first): 1 in 64, 15.6 expected */
+	assert_in_range(cached + sampled, 999, 1000);
+	assert_in_range(sampled, 2, 40);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, 1000);
+
+	/* TAT = T0 + 200 ms, tau = 200 ms: one token at T0 + 100 ms, not 1 ns before */
+	assert_int_equal(xdp_at(skel, T0 + 100 * MS - 1, &udp_a), XDP_DROP);
+	assert_int_equal(xdp_at(skel, T0 + 100 * MS, &udp_a), XDP_PASS);
+	/* the admission ended the cache's use: this refusal goes to the state */
+	cached = skel->bss->fg_test_cached_refusals;
+	assert_int_equal(xdp_at(skel, T0 + 100 * MS, &udp_a), XDP_DROP);
+	assert_int_equal(skel->bss->fg_test_cached_refusals, cached);
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &udp_a, 100), 0);
+	assert_true(skel->bss->fg_test_cached_refusals > cached);
+
+	/* a reload to burst 1000 at the same instant: admitted at once */
+	assert_int_equal(push_config(skel, "[policy p]\nmatch = udp\nrate = 10/s\nburst = 1000\n"),
+			 0);
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &udp_a, 10), 10);
+	sched_setaffinity(0, sizeof(all), &all);
+	floodgate_bpf__destroy(skel);
+}
+
 /* IPv4 keys of local one-word policies (every algorithm of them) land in
  * sources4 with their 12-byte key; IPv6 and global keys in sources. */
 static void test_sources_split_by_family(void **state)
@@ -2316,6 +2375,7 @@ int main(void)
 		cmocka_unit_test(test_bans_escalate),
 		cmocka_unit_test(test_ban_max_defaults_to_first_ban),
 		cmocka_unit_test(test_clock_read_only_when_needed),
+		cmocka_unit_test(test_refusal_cache),
 		cmocka_unit_test(test_sixty_four_layers),
 		cmocka_unit_test(test_new_source_budget),
 		cmocka_unit_test(test_new_sources_during_spoofed_flood),
