@@ -1105,23 +1105,69 @@ static __always_inline bool fg_same_key4(const struct fg_source4_key *a,
 	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
 }
 
-/* Would the source's state refuse this packet? Answered from the cache
+/*
+ * Would the source's state refuse this packet? Answered from the cache
  * when this CPU refused the source moments ago: the GCRA refuses against
  * the TAT seen then, so it refuses against the state's, which can only be
- * later (admissions move it forward, refusals do not move it). */
-static __always_inline bool fg_refused_from_cache(const struct fg_policy *policy,
-						  const struct fg_refusal *seen,
-						  const struct fg_source4_key *key4,
-						  const struct fg_runtime *rt, __u64 now,
-						  __u64 cost, const struct fg_global_stats *gstats)
+ * later (admissions move it forward, refusals do not move it). The GCRA is
+ * the policy's as it is now. Global, like fg_apply_layer: the verifier
+ * checks it once, not once per path through the caller.
+ */
+__noinline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now, __u64 cost,
+				 __u64 interval_fp, __u64 tolerance_ns)
 {
+	const struct fg_gcra_params gcra = {.interval_fp = interval_fp,
+					    .tolerance_ns = tolerance_ns};
+	struct fg_global_stats *gstats;
+	struct fg_refusal *seen;
+	struct fg_runtime *rt;
+	__u32 zero = 0;
 	__u64 unused;
 
-	return seen->generation == (__u32)rt->generation &&
-	       now - seen->written_ns < FG_REFUSAL_REFRESH_NS &&
-	       gstats->sources_created - seen->created < fg_refusal_churn_limit &&
-	       fg_same_key4(&seen->key, key4) &&
-	       !fg_gcra_admit(&policy->params.token_bucket, seen->tat_ns, now, cost, &unused);
+	if (!key4)
+		return 0;
+	rt = bpf_map_lookup_elem(&runtime, &zero);
+	gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	seen = fg_refusal_slot(key4);
+	if (!rt || !gstats || !seen || seen->generation != (__u32)rt->generation ||
+	    now - seen->written_ns >= FG_REFUSAL_REFRESH_NS ||
+	    gstats->sources_created - seen->created >= fg_refusal_churn_limit ||
+	    !fg_same_key4(&seen->key, key4) ||
+	    fg_gcra_admit(&gcra, seen->tat_ns, now, cost, &unused))
+		return 0;
+	if (fg_test_clock)
+		fg_test_cached_refusals++;
+	return 1;
+}
+
+/* Records the outcome of a charge that went to the state: a refusal fills
+ * the source's cache slot, an admission empties it if it is the source's
+ * (the next refusal goes the whole way again, and may report it). */
+__noinline int fg_refusal_note(const struct fg_source4_key *key4, int admitted, __u64 refused_state,
+			       __u64 now)
+{
+	struct fg_global_stats *gstats;
+	struct fg_refusal *seen;
+	struct fg_runtime *rt;
+	__u32 zero = 0;
+
+	if (!key4)
+		return 0;
+	rt = bpf_map_lookup_elem(&runtime, &zero);
+	gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	seen = fg_refusal_slot(key4);
+	if (!rt || !gstats || !seen)
+		return 0;
+	if (admitted == 0 && refused_state) {
+		seen->key = *key4;
+		seen->generation = rt->generation;
+		seen->tat_ns = refused_state;
+		seen->written_ns = now;
+		seen->created = gstats->sources_created;
+	} else if (admitted == 1 && fg_same_key4(&seen->key, key4)) {
+		seen->key.family = 0;
+	}
+	return 0;
 }
 
 /* An IPv4 source's one-word state, in `sources4`. A token_bucket or
@@ -1135,40 +1181,21 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 					     const struct fg_source_key *key, __u64 now, __u64 cost,
 					     struct fg_global_stats *gstats)
 {
+	/* leaky_bucket's params are token_bucket's (fg_decide_word) */
+	const struct fg_gcra_params *gcra = &policy->params.token_bucket;
+	const bool cached = policy->algorithm != FG_ALG_FIXED_WINDOW && fg_refusal_churn_limit &&
+			    !fg_test_naive_update;
 	struct fg_source4_key key4 = fg_source4_key_of(key);
-	struct fg_refusal *seen = NULL;
-	struct fg_runtime *rt = NULL;
 	__u64 refused_state = 0;
-	__u32 zero = 0;
 	int admitted;
 
-	/* leaky_bucket's params are token_bucket's (fg_decide_word) */
-	if (policy->algorithm != FG_ALG_FIXED_WINDOW && fg_refusal_churn_limit &&
-	    !fg_test_naive_update) {
-		rt = bpf_map_lookup_elem(&runtime, &zero);
-		seen = fg_refusal_slot(&key4);
-	}
-	if (rt && seen && !fg_drop_sampled(gstats) &&
-	    fg_refused_from_cache(policy, seen, &key4, rt, now, cost, gstats)) {
-		if (fg_test_clock)
-			fg_test_cached_refusals++;
+	if (cached && !fg_drop_sampled(gstats) &&
+	    fg_refusal_cached(&key4, now, cost, gcra->interval_fp, gcra->tolerance_ns))
 		return 0;
-	}
 	admitted = fg_charge_word(&sources4, &key4, policy, budgeted, key, now, cost, gstats,
 				  &refused_state);
-	if (!rt || !seen)
-		return admitted;
-	if (admitted == 0 && refused_state) {
-		seen->key = key4;
-		seen->generation = rt->generation;
-		seen->tat_ns = refused_state;
-		seen->written_ns = now;
-		seen->created = gstats->sources_created;
-	} else if (admitted == 1 && fg_same_key4(&seen->key, &key4)) {
-		/* An admission here ends the episode; the next refusal goes
-		 * the whole way again (and may report it). */
-		seen->key.family = 0;
-	}
+	if (cached)
+		fg_refusal_note(&key4, admitted, refused_state, now);
 	return admitted;
 }
 

@@ -100,12 +100,12 @@ mutant drop-sample-one-in-16 bpf/floodgate.bpf.c '^test_top\.sh$' \
 	'if (!(draw >> 60))' \
 	"a per-source drop count samples one refusal in 16 but still adds 64"
 mutant refusal-cache-ignores-generation bpf/floodgate.bpf.c '^test_prog$' \
-	'return seen->generation == (__u32)rt->generation &&' \
-	'return (seen->generation || 1) &&' \
+	'seen->generation != (__u32)rt->generation ||' \
+	'seen->generation != seen->generation ||' \
 	"a refusal cache entry outlives the policy push it was written under"
 mutant refusal-cache-ignores-churn bpf/floodgate.bpf.c '^test_prog$' \
-	'gstats->sources_created - seen->created < fg_refusal_churn_limit &&' \
-	'seen->created != ~0ULL &&' \
+	'gstats->sources_created - seen->created >= fg_refusal_churn_limit ||' \
+	'seen->created == ~0ULL ||' \
 	"the refusal cache serves while the table turns over (a refused source is evicted)"
 mutant refusal-cache-outlives-admission bpf/floodgate.bpf.c '^test_prog$' \
 	'seen->key.family = 0;' \
