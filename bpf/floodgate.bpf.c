@@ -1140,11 +1140,12 @@ __noinline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now, _
 	return 1;
 }
 
-/* Records the outcome of a charge that went to the state: a refusal fills
- * the source's cache slot, an admission empties it if it is the source's
- * (the next refusal goes the whole way again, and may report it). */
-__noinline int fg_refusal_note(const struct fg_source4_key *key4, int admitted, __u64 refused_state,
-			       __u64 now)
+/* Fills the source's cache slot after a refusal by its state. Nothing is
+ * needed after an admission: the admission moved the TAT past what the
+ * slot holds, and a TAT the GCRA would refuse against lies in the past now
+ * (a refusal at `now` against it needs now < TAT + cost - tau, which an
+ * admission at or before `now` rules out). */
+__noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_state, __u64 now)
 {
 	struct fg_global_stats *gstats;
 	struct fg_refusal *seen;
@@ -1158,15 +1159,11 @@ __noinline int fg_refusal_note(const struct fg_source4_key *key4, int admitted, 
 	seen = fg_refusal_slot(key4);
 	if (!rt || !gstats || !seen)
 		return 0;
-	if (admitted == 0 && refused_state) {
-		seen->key = *key4;
-		seen->generation = rt->generation;
-		seen->tat_ns = refused_state;
-		seen->written_ns = now;
-		seen->created = gstats->sources_created;
-	} else if (admitted == 1 && fg_same_key4(&seen->key, key4)) {
-		seen->key.family = 0;
-	}
+	seen->key = *key4;
+	seen->generation = rt->generation;
+	seen->tat_ns = refused_state;
+	seen->written_ns = now;
+	seen->created = gstats->sources_created;
 	return 0;
 }
 
@@ -1194,8 +1191,8 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 		return 0;
 	admitted = fg_charge_word(&sources4, &key4, policy, budgeted, key, now, cost, gstats,
 				  &refused_state);
-	if (cached)
-		fg_refusal_note(&key4, admitted, refused_state, now);
+	if (cached && admitted == 0 && refused_state)
+		fg_refusal_note(&key4, refused_state, now);
 	return admitted;
 }
 

@@ -2139,8 +2139,8 @@ static unsigned int map_entries(int fd)
 /* A source this CPU has just refused is refused again from the `refusals`
  * cache, without the sources4 lookup, except the one refusal in 64 that
  * the drop count samples. The cache never refuses what the state would
- * admit: the bucket refills on time, an admission ends the cache's use,
- * and a reload's looser policy applies at once. (A new generation after a
+ * admit: the bucket refills on time, an admission leaves the cached TAT
+ * behind, and a reload's looser policy applies at once. (A new generation after a
  * reclaim: test_reload_reclaims_state.) */
 static void test_refusal_cache(void **state)
 {
@@ -2177,7 +2177,8 @@ static void test_refusal_cache(void **state)
 	/* TAT = T0 + 200 ms, tau = 200 ms: one token at T0 + 100 ms, not 1 ns before */
 	assert_int_equal(xdp_at(skel, T0 + 100 * MS - 1, &udp_a), XDP_DROP);
 	assert_int_equal(xdp_at(skel, T0 + 100 * MS, &udp_a), XDP_PASS);
-	/* the admission ended the cache's use: this refusal goes to the state */
+	/* the admission left the cached TAT behind, refusing nothing now: this
+	 * refusal goes to the state, and refills the cache */
 	cached = skel->bss->fg_test_cached_refusals;
 	assert_int_equal(xdp_at(skel, T0 + 100 * MS, &udp_a), XDP_DROP);
 	assert_int_equal(skel->bss->fg_test_cached_refusals, cached);
