@@ -851,8 +851,8 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u
  * line between them. The exact counts are in the per-CPU policy_stats.
  *
  * The draw is this CPU's packet count through MurmurHash3's 64-bit
- * finalizer, not bpf_get_prandom_u32(): the helper call cost about 20 ns a
- * refusal here (make bench), the mix a few instructions. Its top bits have
+ * finalizer, not bpf_get_prandom_u32(): the helper call cost about 14 ns a
+ * refusal here (A/B runs of bench_prog), the mix a few instructions. Its top bits have
  * no period that a round-robin of sources could fall in step with, so each
  * source's refusals are sampled one in 64 whatever the order of arrival. */
 #define FG_DROP_SAMPLE 64
@@ -1087,13 +1087,21 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	return admitted;
 }
 
-/* The packet's slot in this CPU's `refusals` cache. */
-static __always_inline struct fg_refusal *fg_refusal_slot(const struct fg_source4_key *key4)
+/* The source's slot in this CPU's `refusals` cache, with the runtime (for
+ * the generation) and this CPU's global stats (for sources_created); NULL
+ * if any is missing. */
+static __always_inline struct fg_refusal *fg_refusal_slot(const struct fg_source4_key *key4,
+							  struct fg_runtime **rt,
+							  struct fg_global_stats **gstats)
 {
 	const __u32 *words = (const __u32 *)key4;
-	__u32 slot = ((words[0] ^ words[1]) * 0x9e3779b1 ^ words[2]) * 0x9e3779b1;
+	__u32 slot = ((words[0] ^ words[1]) * 0x9e3779b1 ^ words[2]) * 0x9e3779b1, zero = 0;
 
 	slot >>= 32 - FG_REFUSAL_BITS;
+	*rt = bpf_map_lookup_elem(&runtime, &zero);
+	*gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	if (!*rt || !*gstats)
+		return NULL;
 	return bpf_map_lookup_elem(&refusals, &slot);
 }
 
@@ -1121,15 +1129,12 @@ __noinline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now, _
 	struct fg_global_stats *gstats;
 	struct fg_refusal *seen;
 	struct fg_runtime *rt;
-	__u32 zero = 0;
 	__u64 unused;
 
 	if (!key4)
 		return 0;
-	rt = bpf_map_lookup_elem(&runtime, &zero);
-	gstats = bpf_map_lookup_elem(&global_stats, &zero);
-	seen = fg_refusal_slot(key4);
-	if (!rt || !gstats || !seen || seen->generation != (__u32)rt->generation ||
+	seen = fg_refusal_slot(key4, &rt, &gstats);
+	if (!seen || seen->generation != (__u32)rt->generation ||
 	    now - seen->written_ns >= FG_REFUSAL_REFRESH_NS ||
 	    gstats->sources_created - seen->created >= fg_refusal_churn_limit ||
 	    !fg_same_key4(&seen->key, key4) ||
@@ -1150,14 +1155,11 @@ __noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_
 	struct fg_global_stats *gstats;
 	struct fg_refusal *seen;
 	struct fg_runtime *rt;
-	__u32 zero = 0;
 
 	if (!key4)
 		return 0;
-	rt = bpf_map_lookup_elem(&runtime, &zero);
-	gstats = bpf_map_lookup_elem(&global_stats, &zero);
-	seen = fg_refusal_slot(key4);
-	if (!rt || !gstats || !seen)
+	seen = fg_refusal_slot(key4, &rt, &gstats);
+	if (!seen)
 		return 0;
 	seen->key = *key4;
 	seen->generation = rt->generation;
@@ -1169,8 +1171,8 @@ __noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_
 
 /* An IPv4 source's one-word state, in `sources4`. A token_bucket or
  * leaky_bucket source that this CPU has just refused is refused again from
- * the `refusals` cache, without the table lookup (about 50 ns of the
- * ~150 ns a refusal costs here, make bench), except for the one refusal in
+ * the `refusals` cache, without the table lookup (8-62 ns less a refusal
+ * here, A/B runs of bench_prog; README), except for the one refusal in
  * FG_DROP_SAMPLE that the per-source count samples: that one, and any
  * after FG_REFUSAL_REFRESH_NS, looks the state up, which keeps its drop
  * count, last_seen and LRU recency, and refreshes the cache. */
