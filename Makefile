@@ -23,7 +23,7 @@ WARNINGS  := -Wall -Wextra -Werror
 EXTRA_DEFINES ?=
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) $(EXTRA_DEFINES) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
-PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis
+PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis jansson
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARNINGS) $(EXTRA_DEFINES) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -40,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format
+.PHONY: all deps tests test check-layers mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format
 
 all: $(BUILD)/floodgate
 
@@ -63,9 +63,11 @@ FLOOD_CHECK := $(BUILD)/flood_check.bpf.o
 BENCH_BPF   := $(BUILD)/baseline.bpf.o
 # tests/fixtures: BPF programs the integration tests attach beside floodgate.
 FIXTURES    := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/ holds one folder per layer (README, Layout; scripts/check-layers.py).
+USER_MAIN := user/cli/main.c
+USER_SRCS := $(filter-out $(USER_MAIN),$(wildcard user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
-USER_HDRS := $(wildcard user/*.h) $(wildcard include/*.h)
+USER_HDRS := $(wildcard user/*/*.h) $(wildcard include/*.h)
 
 $(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/$(FLOOD_DIR):
 	$(Q)mkdir -p $@
@@ -92,19 +94,20 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)/user
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/floodgate: $(BUILD)/user/main.o $(USER_OBJS)
+$(BUILD)/floodgate: $(BUILD)/user/cli/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # --- the traffic generator (its own binary; shares only the logger) ----------
-$(BUILD)/$(FLOOD_DIR)/%.o: $(FLOOD_DIR)/%.c $(FLOOD_HDRS) user/log.h $(BUILD)/flood.skel.h \
+$(BUILD)/$(FLOOD_DIR)/%.o: $(FLOOD_DIR)/%.c $(FLOOD_HDRS) user/base/log.h $(BUILD)/flood.skel.h \
 		| $(BUILD)/$(FLOOD_DIR)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -I$(FLOOD_DIR) -c $< -o $@
 
-$(FLOOD_BIN): $(FLOOD_OBJS) $(BUILD)/user/log.o
+$(FLOOD_BIN): $(FLOOD_OBJS) $(BUILD)/user/base/log.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -132,7 +135,7 @@ tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOO
 
 # A second floodgate whose `bans` value is padded (FG_TEST_LAYOUT_PAD): the
 # other build tests/integration/test_upgrade.sh upgrades to and from.
-$(BUILD)/layout-b/floodgate: $(BPF_SRCS) $(BPF_HDRS) $(USER_SRCS) user/main.c $(USER_HDRS)
+$(BUILD)/layout-b/floodgate: $(BPF_SRCS) $(BPF_HDRS) $(USER_SRCS) $(USER_MAIN) $(USER_HDRS)
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/layout-b \
 		EXTRA_DEFINES=-DFG_TEST_LAYOUT_PAD $(BUILD)/layout-b/floodgate
 
@@ -163,9 +166,14 @@ prog-test: $(PROG_TESTS)
 integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK) $(FIXTURES)
 	$(Q)set -e; for t in tests/integration/test_*.sh; do bash $$t; done
 
+# Each file includes only its own layer and those below; no module cycle.
+check-layers:
+	$(Q)python3 scripts/check-layers.py
+
 # The one test command (README, .ci/run): installs what is missing first.
 test:
 	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/run-tests.sh
 

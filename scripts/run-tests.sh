@@ -90,7 +90,7 @@ for t in build/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_suite "$(basename "$t")" "$t"
 done
-for t in tests/integration/test_*.sh; do
+for t in tests/scripts/test_*.sh tests/integration/test_*.sh; do
 	run_suite "$(basename "$t")" bash "$t"
 done
 [ $((passed + failed + skipped)) -gt 0 ] || {

@@ -20,11 +20,11 @@
 #include <bpf/libbpf.h>
 
 #include "baseline.skel.h"
-#include "config.h"
+#include "config/config.h"
 #include "floodgate.skel.h"
-#include "pinned.h"
-#include "policy.h"
-#include "skeleton.h"
+#include "maps/pinned.h"
+#include "policy/policy.h"
+#include "maps/skeleton.h"
 #include "../prog/packets.h"
 
 /* Many short rounds rather than a few long ones: this VM's speed drifts by

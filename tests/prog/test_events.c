@@ -17,12 +17,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "floodgate.skel.h"
 #include "packets.h"
-#include "pinned.h"
-#include "policy.h"
-#include "skeleton.h"
+#include "maps/pinned.h"
+#include "policy/policy.h"
+#include "maps/skeleton.h"
 
 #define MS	   1000000ULL
 #define SEC	   1000000000ULL

@@ -21,13 +21,13 @@
 #include <bpf/libbpf.h>
 #include <linux/pkt_cls.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "floodgate.skel.h"
 #include "packets.h"
-#include "pinned.h"
-#include "policy.h"
-#include "skeleton.h"
-#include "upgrade.h"
+#include "maps/pinned.h"
+#include "policy/policy.h"
+#include "maps/skeleton.h"
+#include "ops/upgrade.h"
 
 #define MS  1000000ULL
 #define SEC 1000000000ULL

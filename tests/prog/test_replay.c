@@ -21,9 +21,9 @@ struct bpf_program;
 #include <pcap/dlt.h>
 #include <pcap/pcap.h>
 
-#include "loader.h"
+#include "ops/loader.h"
 #include "packets.h"
-#include "replay.h"
+#include "views/replay.h"
 
 #define MS  1000000ULL
 #define SEC 1000000000ULL

@@ -20,7 +20,7 @@
 #include <bpf/bpf.h>
 
 #include "floodgate.h"
-#include "top.h"
+#include "views/top.h"
 
 #define FULL_TABLE  1000000U
 #define FILL_CHUNK  65536U

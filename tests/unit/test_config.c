@@ -12,8 +12,8 @@
 #include <netinet/in.h>
 #include <cmocka.h>
 
-#include "config.h"
-#include "policy.h"
+#include "config/config.h"
+#include "policy/policy.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

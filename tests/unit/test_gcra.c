@@ -13,11 +13,12 @@
 #include <bpf/libbpf.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fg_algos.h"
 #include "fg_bits.h"
 #include "fg_gcra.h"
-#include "policy.h"
+#include "policy/policy.h"
+#include "policy/readback.h"
 
 #define MS  1000000ULL
 #define SEC 1000000000ULL

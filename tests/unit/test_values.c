@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "values.h"
+#include "config/values.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define S	      FG_NS_PER_S

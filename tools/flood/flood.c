@@ -64,7 +64,7 @@
 
 #include "flood.h"
 #include "flood.skel.h"
-#include "log.h"
+#include "base/log.h"
 #include "opts.h"
 
 #define META_LEN       8	  /* the cookie */

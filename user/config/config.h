@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The floodgate config file: flat `key = value` lines, `#` comments,
+ * global keys first, then `[policy NAME]` sections evaluated in file order.
+ * This is the parsed, validated form; policy.c compiles it into the maps.
+ */
+#ifndef FG_CONFIG_H
+#define FG_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <net/if.h>
+
+#include "floodgate.h"
+#include "config/values.h"
+
+#define FG_MAX_PORT_RANGES  16	 /* per policy */
+#define FG_MAX_SRC_CIDRS    16	 /* per policy */
+#define FG_MAX_ACCESS_CIDRS 1024 /* in [allow], and in [deny] */
+
+/* Bounds beyond values.h's rate bounds (see fg_config_parse). */
+#define FG_DEFAULT_NEW_SOURCES 50000 /* per second */
+#define FG_DEFAULT_EVENTS      100   /* datapath events per second */
+#define FG_MAX_EVENTS_PER_S    1000000
+#define FG_MAX_BURST	       1000000000ULL
+/* The largest config file read, in bytes: a bound on memory and time. */
+#define FG_CONFIG_MAX_BYTES    (1 << 20)
+
+/* [fleet]: bounds and defaults (README, "Fleet-wide limits"). */
+#define FG_FLEET_DEFAULT_SYNC_NS (250ULL * 1000 * 1000)
+#define FG_FLEET_MIN_SYNC_NS	 (10ULL * 1000 * 1000)
+#define FG_FLEET_MAX_SYNC_NS	 (60ULL * 1000 * 1000 * 1000)
+#define FG_FLEET_DEFAULT_PREFIX	 "floodgate:"
+#define FG_FLEET_PREFIX_LEN	 64
+#define FG_FLEET_HOST_LEN	 256
+#define FG_FLEET_UNIX_PATH_LEN	 108 /* sun_path */
+
+/* A policy's scope: whose traffic its rate spans. */
+enum fg_scope {
+	FG_SCOPE_LOCAL = 0, /* this interface (the default) */
+	FG_SCOPE_FLEET = 1, /* every host syncing to the [fleet] Redis */
+	FG_SCOPE_HOST = 2,  /* every interface floodgate protects on this host */
+};
+
+/* What fleet-scoped policies do while Redis cannot be reached. */
+enum fg_redis_down {
+	FG_REDIS_DOWN_LOCAL = 0,  /* each host enforces the full fleet rate alone */
+	FG_REDIS_DOWN_CLOSED = 1, /* fleet-scoped keys are refused (fail closed) */
+};
+
+/* The [fleet] section: where the fleet's shared state lives. */
+struct fg_fleet_conf {
+	bool enabled;		      /* a [fleet] section was given */
+	int line;		      /* of the [fleet] header */
+	char host[FG_FLEET_HOST_LEN]; /* redis = HOST:PORT; "" with a unix socket */
+	__u16 port;
+	char unix_path[FG_FLEET_UNIX_PATH_LEN]; /* redis = unix:/path */
+	__u64 sync_ns;
+	char key_prefix[FG_FLEET_PREFIX_LEN];
+	__u8 on_redis_down; /* enum fg_redis_down */
+};
+
+struct fg_policy_conf {
+	char name[FG_POLICY_NAME_LEN];
+	int line;	       /* line of the [policy NAME] header, for later messages */
+	__u8 proto;	       /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6; 0 = any */
+	unsigned int n_dports; /* 0 = any port */
+	struct fg_port_range dports[FG_MAX_PORT_RANGES];
+	unsigned int n_sports; /* 0 = any port */
+	struct fg_port_range sports[FG_MAX_PORT_RANGES];
+	bool syn_only;	     /* match = tcp ... syn: SYN set, ACK clear */
+	bool has_size;	     /* match = ... size LO-HI */
+	__u8 size_lo_class;  /* first frame-length class (FG_SIZE_CLASS_SHIFT) matched */
+	__u8 size_hi_class;  /* last one; FG_SIZE_CLASSES - 1 is open-ended */
+	bool key_dport;	     /* per = src/N+dport */
+	unsigned int n_srcs; /* 0 = any source */
+	struct fg_cidr srcs[FG_MAX_SRC_CIDRS];
+	__u8 key_kind;	/* enum fg_key_kind */
+	__u8 prefix_v4; /* for FG_KEY_SOURCE */
+	__u8 prefix_v6;
+	__u8 algorithm;	      /* enum fg_algorithm */
+	__u8 action;	      /* enum fg_action */
+	__u64 ban_ns;	      /* action = ban DURATION */
+	__u32 ban_factor;     /* each repeat ban is this many times longer (default 1) */
+	__u64 ban_max_ns;     /* the longest ban (default: ban_ns) */
+	bool bytes;	      /* rate and burst count bytes */
+	__u64 rate_count;     /* COUNT of COUNT/PERIOD, in packets or bytes */
+	__u64 rate_period_ns; /* PERIOD */
+	__u64 burst;	      /* in the same unit as rate_count */
+	__u8 scope;	      /* enum fg_scope */
+};
+
+struct fg_config {
+	char interface[IF_NAMESIZE]; /* "" when not set */
+	__u8 hook;		     /* enum fg_hook */
+	__u8 xdp_mode;		     /* enum fg_xdp_mode */
+	__u8 malformed;		     /* enum fg_verdict */
+	__u8 table_full;	     /* enum fg_verdict */
+	bool coarse_clock;	     /* clock = coarse */
+	__u32 max_sources;	     /* entries of `sources4`: IPv4 keys of local policies */
+	__u32 max_sources_ipv6;	     /* entries of `sources`: IPv6, global and overflow keys */
+	__u64 new_sources_count;     /* new per-source entries per period; 0 = no budget */
+	__u64 new_sources_period_ns;
+	__u64 new_sources_burst; /* 0 = new_sources_count */
+	__u64 events_count;	 /* datapath events per period (burst too); 0 = off */
+	__u64 events_period_ns;
+	unsigned int n_policies;
+	struct fg_policy_conf policies[FG_MAX_POLICIES];
+	unsigned int n_allow; /* [allow] src = ... */
+	struct fg_cidr allow[FG_MAX_ACCESS_CIDRS];
+	unsigned int n_deny; /* [deny] src = ... */
+	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
+	struct fg_fleet_conf fleet;
+};
+
+/* max_sources_ipv6 when the config does not set it: a quarter of
+ * max_sources (most sources of a flood are IPv4), and never fewer than
+ * FG_MIN_SOURCES_IPV6, which holds the global and overflow keys of every
+ * policy with room to spare for IPv6 sources. */
+#define FG_MIN_SOURCES_IPV6 1024U
+static inline __u32 fg_default_sources_ipv6(__u32 max_sources)
+{
+	return max_sources / 4 > FG_MIN_SOURCES_IPV6 ? max_sources / 4 : FG_MIN_SOURCES_IPV6;
+}
+
+/* The policy `floodgate load IFACE` applies without -c (see README). */
+extern const char fg_default_config[];
+
+/* Parse `text` (named `source` in messages). On error print
+ * "SOURCE:LINE: what is wrong (what was expected)" to `err`, and return
+ * -EINVAL. `cfg` is fully overwritten either way. */
+int fg_config_parse_string(const char *source, const char *text, struct fg_config *cfg, FILE *err);
+
+/* Read and parse a file. An unreadable file is reported as "FILE: reason". */
+int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err);
+
+#endif /* FG_CONFIG_H */

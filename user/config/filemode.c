@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A config decides what the host drops, so a file another user could edit
+ * would hand them that power: it must be owned by root or by the user
+ * running floodgate, writable by no one else, and sit in a folder where no
+ * one else can swap it (a sticky folder such as /tmp is fine).
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "config/filemode.h"
+#include "base/log.h"
+
+bool fg_insecure_config;
+
+static int refuse(const char *path, const char *why, const char *fix)
+{
+	pr_warn("%s: refused: %s (%s, or pass --insecure-config)\n", path, why, fix);
+	return -EPERM;
+}
+
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+int fg_config_check_owner(const char *path)
+{
+	char dir_buf[PATH_MAX], why[96];
+	struct stat st;
+
+	if (fg_insecure_config || stat(path, &st))
+		return 0;
+	if (!trusted_owner(st.st_uid)) {
+		snprintf(why, sizeof(why), "it is owned by uid %u, neither root nor uid %u",
+			 (unsigned int)st.st_uid, (unsigned int)geteuid());
+		return refuse(path, why, "chown root");
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return refuse(path,
+			      st.st_mode & S_IWOTH ? "it is writable by others"
+						   : "it is writable by its group",
+			      "chmod go-w");
+	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
+	if (stat(dirname(dir_buf), &st))
+		return 0;
+	if (!trusted_owner(st.st_uid) && !(st.st_mode & S_ISVTX))
+		return refuse(path, "its folder is owned by another user", "move it");
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
+		return refuse(path, "its folder is writable by group or others",
+			      "chmod go-w on it");
+	return 0;
+}

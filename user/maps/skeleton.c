@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "floodgate.skel.h"
+#include "maps/pinned.h"
+#include "maps/skeleton.h"
+
+/* Sizes every table row that the config sizes; the pinned ones keep the
+ * size they were created with when a second open reuses them. */
+static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
+		      const struct fg_skel_opts *opts)
+{
+	size_t i;
+
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		const struct fg_pinned_map *row = &fg_pinned_maps[i];
+		struct bpf_map *map;
+
+		if (!row->entries)
+			continue;
+		map = bpf_object__find_map_by_name(skel->obj, row->name);
+		if (map)
+			bpf_map__set_max_entries(map, row->entries(cfg));
+	}
+	/* The benchmark's key sets and the tests' small tables are IPv4: the
+	 * size goes to sources4. A map kind is measured on both tables, so
+	 * IPv6 sources meet the same kind of map. */
+	if (opts->sources_entries)
+		bpf_map__set_max_entries(skel->maps.sources4, opts->sources_entries);
+	if (opts->windows_entries)
+		bpf_map__set_max_entries(skel->maps.windows, opts->windows_entries);
+	if (opts->sources_map_type) {
+		bpf_map__set_type(skel->maps.sources4, opts->sources_map_type);
+		bpf_map__set_type(skel->maps.sources, opts->sources_map_type);
+	}
+	if (opts->sources_map_flags) {
+		bpf_map__set_map_flags(skel->maps.sources4, opts->sources_map_flags);
+		bpf_map__set_map_flags(skel->maps.sources, opts->sources_map_flags);
+	}
+}
+
+struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_skel_opts *opts)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .pin_root_path = opts->pin_dir);
+	struct floodgate_bpf *skel = floodgate_bpf__open_opts(&open_opts);
+	struct bpf_map *map;
+
+	if (!skel)
+		return NULL;
+	if (!opts->pin_dir) {
+		bpf_object__for_each_map (map, skel->obj) {
+			bpf_map__set_pin_path(map, NULL);
+		}
+	}
+	size_maps(skel, cfg, opts);
+	/* After size_maps: the reused map brings its own size. */
+	if (opts->host_fd > 0 && bpf_map__reuse_fd(skel->maps.host_sources, opts->host_fd)) {
+		int err = errno;
+
+		floodgate_bpf__destroy(skel);
+		errno = err;
+		return NULL;
+	}
+	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
+	skel->rodata->fg_refusal_churn_limit =
+		bpf_map__max_entries(skel->maps.sources4) >> FG_REFUSAL_CHURN_SHIFT;
+	skel->rodata->fg_test_clock = opts->test_clock;
+	skel->rodata->fg_test_naive_update = opts->naive_update;
+	skel->rodata->fg_bench_source_mask = opts->bench_source_mask;
+	bpf_program__set_autoload(skel->progs.fg_xdp,
+				  opts->progs == FG_SKEL_XDP || opts->progs == FG_SKEL_EVERY_PROG);
+	bpf_program__set_autoload(skel->progs.fg_tc,
+				  opts->progs == FG_SKEL_TC || opts->progs == FG_SKEL_EVERY_PROG);
+	return skel;
+}
+
+int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
+		 const struct fg_compiled *compiled, __u32 slot)
+{
+	struct fg_compiled *own = NULL;
+	int err = 0;
+
+	if (!compiled) {
+		own = malloc(sizeof(*own));
+		err = own ? fg_policy_compile(cfg, slot, own) : -ENOMEM;
+		compiled = own;
+	}
+	if (!err)
+		err = fg_policy_write_slot(maps, slot, compiled);
+	if (!err)
+		err = fg_policy_activate(maps, slot);
+	free(own);
+	return err;
+}
+
+int fg_skel_prepare(const struct fg_config *cfg, const struct fg_skel_opts *opts,
+		    const struct fg_compiled *compiled, const struct fg_runtime *rt,
+		    struct floodgate_bpf **out)
+{
+	struct floodgate_bpf *skel = fg_skel_open(cfg, opts);
+	struct fg_pinned maps;
+	__u32 zero = 0;
+	int err;
+
+	*out = NULL;
+	if (!skel)
+		return -errno;
+	err = floodgate_bpf__load(skel);
+	if (!err && rt && bpf_map_update_elem(bpf_map__fd(skel->maps.runtime), &zero, rt, BPF_ANY))
+		err = -errno;
+	if (!err)
+		err = fg_pinned_from_object(skel->obj, &maps);
+	if (!err)
+		err = fg_skel_push(&maps.maps, cfg, compiled, 0);
+	if (err) {
+		floodgate_bpf__destroy(skel);
+		return err;
+	}
+	*out = skel;
+	return 0;
+}
+
+int fg_skel_prepare_text(const char *text, const struct fg_skel_opts *opts,
+			 struct floodgate_bpf **out)
+{
+	static const struct fg_skel_opts every_prog = {.progs = FG_SKEL_EVERY_PROG};
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (cfg)
+		err = fg_config_parse_string("<test>", text, cfg, stderr);
+	if (!err)
+		err = fg_skel_prepare(cfg, opts ? opts : &every_prog, NULL, NULL, out);
+	free(cfg);
+	return err;
+}

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prometheus metrics. Every scrape opens the pins afresh and reads the maps
+ * (per-CPU counters summed by report.c's readers), so the endpoint follows
+ * reloads and adoptions, and answers 503 while floodgate is not loaded.
+ * HTTP is libmicrohttpd's: no hand-written parser faces the network.
+ */
+#define _GNU_SOURCE /* asprintf */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <microhttpd.h>
+
+#include "maps/batch.h"
+#include "maps/loaded.h"
+#include "ops/loader.h"
+#include "base/log.h"
+#include "service/metrics.h"
+#include "maps/pinned.h"
+#include "views/report.h"
+#include "views/top.h"
+
+struct fg_metrics {
+	struct MHD_Daemon *daemon;
+	char ifname[IF_NAMESIZE];
+};
+
+/* The global counters, in struct order; the assertion below keeps the list
+ * complete when the struct grows. */
+static const struct {
+	size_t offset;
+	const char *name, *help;
+} global_counters[] = {
+	{offsetof(struct fg_global_stats, packets), "packets_total", "Packets the program saw."},
+	{offsetof(struct fg_global_stats, parsed), "parsed_packets_total",
+	 "IPv4 and IPv6 packets parsed and matched against the policies."},
+	{offsetof(struct fg_global_stats, non_ip), "non_ip_packets_total",
+	 "Non-IP packets, passed untouched."},
+	{offsetof(struct fg_global_stats, malformed), "malformed_packets_total",
+	 "Truncated or invalid packets, given the malformed verdict."},
+	{offsetof(struct fg_global_stats, unmatched), "unmatched_packets_total",
+	 "IP packets no policy matched, passed."},
+	{offsetof(struct fg_global_stats, insert_failed), "insert_failed_total",
+	 "New per-source entries a full table refused."},
+	{offsetof(struct fg_global_stats, cas_exhausted), "cas_exhausted_total",
+	 "Packets refused because contention outlasted the compare-and-swap loop."},
+	{offsetof(struct fg_global_stats, allowed), "allowed_packets_total",
+	 "Packets from an [allow] prefix, passed without a policy."},
+	{offsetof(struct fg_global_stats, denied), "denied_packets_total",
+	 "Packets from a [deny] prefix, dropped."},
+	{offsetof(struct fg_global_stats, banned), "banned_packets_total",
+	 "Packets dropped by an active ban."},
+	{offsetof(struct fg_global_stats, bans_added), "bans_added_total",
+	 "Bans set by action = ban."},
+	{offsetof(struct fg_global_stats, ipv6_ext_overflow), "ipv6_ext_overflow_total",
+	 "IPv6 packets with more extension headers than the parser walks."},
+	{offsetof(struct fg_global_stats, sources_created), "sources_created_total",
+	 "Per-source state entries created."},
+	{offsetof(struct fg_global_stats, budget_overflow), "budget_overflow_packets_total",
+	 "Packets of new sources judged by the shared overflow bucket (new-source budget spent)."},
+	{offsetof(struct fg_global_stats, vlan_overflow), "vlan_overflow_packets_total",
+	 "Frames with more VLAN tags than the parser walks, dropped."},
+	{offsetof(struct fg_global_stats, tiny_fragments), "tiny_fragments_total",
+	 "First fragments too short to hold their L4 header, dropped."},
+	{offsetof(struct fg_global_stats, ban_insert_failed), "ban_insert_failed_total",
+	 "Bans action = ban could not add (the bans table was full)."},
+	{offsetof(struct fg_global_stats, events_suppressed), "events_suppressed_total",
+	 "Datapath events not emitted: over the events rate, or the ring was full."},
+	{offsetof(struct fg_global_stats, fleet_held), "fleet_held_packets_total",
+	 "Packets of scope = fleet policies refused because the fleet holds their key."},
+};
+_Static_assert(sizeof(global_counters) / sizeof(global_counters[0]) ==
+		       sizeof(struct fg_global_stats) / sizeof(__u64),
+	       "every global counter is exported");
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP floodgate_%s %s\n# TYPE floodgate_%s %s\n", name, help, name, type);
+}
+
+/* Label values are policy and interface names: escape what the format
+ * reserves all the same. */
+static void label_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void policy_sample(FILE *out, const char *name, const char *ifname, const char *policy,
+			  const char *verdict, __u64 value)
+{
+	fprintf(out, "floodgate_%s{interface=\"", name);
+	label_value(out, ifname);
+	fputs("\",policy=\"", out);
+	label_value(out, policy);
+	if (verdict)
+		fprintf(out, "\",verdict=\"%s", verdict);
+	fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)value);
+}
+
+/* policy_packets_total and policy_bytes_total, one sample per verdict. */
+static void render_verdicts(FILE *out, const char *ifname, const struct fg_policy_set *set,
+			    const struct fg_policy_stats *ps, __u32 n)
+{
+	static const struct {
+		const char *verdict;
+		size_t packets, bytes;
+	} verdicts[] = {
+		{"passed", offsetof(struct fg_policy_stats, passed_packets),
+		 offsetof(struct fg_policy_stats, passed_bytes)},
+		{"dropped", offsetof(struct fg_policy_stats, dropped_packets),
+		 offsetof(struct fg_policy_stats, dropped_bytes)},
+		{"would_drop", offsetof(struct fg_policy_stats, would_drop_packets),
+		 offsetof(struct fg_policy_stats, would_drop_bytes)},
+	};
+	int bytes;
+	__u32 i;
+	size_t v;
+
+	for (bytes = 0; bytes < 2; bytes++) {
+		const char *name = bytes ? "policy_bytes_total" : "policy_packets_total";
+
+		family(out, name, "counter",
+		       bytes ? "Bytes by verdict: passed, dropped, would_drop (monitor; also in "
+			       "passed)."
+			     : "Packets by verdict: passed, dropped, would_drop (monitor; also in "
+			       "passed).");
+		for (i = 0; i < n; i++) {
+			for (v = 0; v < sizeof(verdicts) / sizeof(verdicts[0]); v++) {
+				size_t offset = bytes ? verdicts[v].bytes : verdicts[v].packets;
+				__u64 value;
+
+				memcpy(&value, (const char *)&ps[i] + offset, sizeof(value));
+				policy_sample(out, name, ifname, set->policies[i].name,
+					      verdicts[v].verdict, value);
+			}
+		}
+	}
+}
+
+static int render_policies(FILE *out, const char *ifname, const struct fg_pinned *pinned,
+			   const struct fg_policy_set *set)
+{
+	struct fg_policy_stats *ps = calloc(FG_MAX_POLICIES, sizeof(*ps));
+	int err = ps ? 0 : -ENOMEM;
+	__u32 i, n = set->count < FG_MAX_POLICIES ? set->count : FG_MAX_POLICIES;
+
+	for (i = 0; !err && i < n; i++)
+		err = fg_sum_percpu(pinned->maps.policy_stats,
+				    pinned->rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
+				    sizeof(ps[i]));
+	if (err)
+		goto out;
+	family(out, "policy_matched_packets_total", "counter", "Packets a policy matched.");
+	for (i = 0; i < n; i++)
+		policy_sample(out, "policy_matched_packets_total", ifname, set->policies[i].name,
+			      NULL, ps[i].matched_packets);
+	family(out, "policy_matched_bytes_total", "counter", "Bytes a policy matched.");
+	for (i = 0; i < n; i++)
+		policy_sample(out, "policy_matched_bytes_total", ifname, set->policies[i].name,
+			      NULL, ps[i].matched_bytes);
+	render_verdicts(out, ifname, set, ps, n);
+out:
+	free(ps);
+	return err;
+}
+
+static void interface_sample(FILE *out, const char *name, const char *ifname, double value)
+{
+	fprintf(out, "floodgate_%s{interface=\"", name);
+	label_value(out, ifname);
+	fprintf(out, "\"} %.17g\n", value);
+}
+
+static int render_globals(FILE *out, const char *ifname, const struct fg_pinned *pinned)
+{
+	struct fg_global_stats global;
+	int err = fg_sum_percpu(pinned->global_stats, 0, &global, sizeof(global));
+	size_t i;
+
+	if (err)
+		return err;
+	for (i = 0; i < sizeof(global_counters) / sizeof(global_counters[0]); i++) {
+		__u64 value;
+
+		memcpy(&value, (const char *)&global + global_counters[i].offset, sizeof(value));
+		family(out, global_counters[i].name, "counter", global_counters[i].help);
+		fprintf(out, "floodgate_%s{interface=\"", global_counters[i].name);
+		label_value(out, ifname);
+		fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)value);
+	}
+	return 0;
+}
+
+static int count_entry(const void *key, const void *value, void *ctx)
+{
+	(void)key;
+	(void)value;
+	++*(__u64 *)ctx;
+	return 0;
+}
+
+static __u32 capacity(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+/* Entries of the bans trie, and how many of them are in force now. */
+static void count_bans(int fd, __u64 *entries, __u64 *active)
+{
+	struct fg_src_lpm_key key, next;
+	struct timespec ts;
+	struct fg_ban ban;
+	void *prev = NULL;
+	__u64 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	*entries = *active = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		++*entries;
+		if (!bpf_map_lookup_elem(fd, &key, &ban) && ban.expires_ns > now)
+			++*active;
+	}
+}
+
+static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *pinned)
+{
+	const __u32 key_size = sizeof(struct fg_source_key);
+	const struct {
+		const char *name;
+		int fd;
+		__u32 key_size, value_size;
+	} tables[] = {
+		{"sources4", pinned->sources4, sizeof(struct fg_source4_key),
+		 sizeof(struct fg_source_state)},
+		{"sources", pinned->sources, key_size, sizeof(struct fg_source_state)},
+		{"windows", pinned->windows, key_size, sizeof(struct fg_window_entry)},
+		{"logs", pinned->logs, key_size, sizeof(struct fg_log_entry)},
+	};
+	/* One more than the tables: the bans. */
+	__u64 entries[sizeof(tables) / sizeof(tables[0]) + 1] = {0}, active_bans;
+	size_t i, n = sizeof(tables) / sizeof(tables[0]);
+	int err = 0;
+
+	for (i = 0; i < n && !err; i++)
+		err = fg_map_for_each_batch(tables[i].fd, tables[i].key_size, tables[i].value_size,
+					    4096, count_entry, &entries[i]);
+	if (err)
+		return err;
+	count_bans(pinned->bans, &entries[n], &active_bans);
+	family(out, "table_entries", "gauge", "Entries in use in a state table.");
+	for (i = 0; i <= n; i++) {
+		fprintf(out, "floodgate_table_entries{interface=\"");
+		label_value(out, ifname);
+		fprintf(out, "\",table=\"%s\"} %" PRIu64 "\n", i < n ? tables[i].name : "bans",
+			(uint64_t)entries[i]);
+	}
+	family(out, "table_capacity", "gauge", "Entries a state table holds at most.");
+	for (i = 0; i <= n; i++) {
+		fprintf(out, "floodgate_table_capacity{interface=\"");
+		label_value(out, ifname);
+		fprintf(out, "\",table=\"%s\"} %u\n", i < n ? tables[i].name : "bans",
+			capacity(i < n ? tables[i].fd : pinned->bans));
+	}
+	family(out, "bans_active", "gauge",
+	       "Bans in force (expired records are kept for escalation).");
+	interface_sample(out, "bans_active", ifname, (double)active_bans);
+	return 0;
+}
+
+/* The fleet sync's state (scope = fleet), when a `run` syncs this
+ * interface or did. */
+static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *pinned)
+{
+	const struct {
+		const char *name, *type, *help;
+		double value;
+	} * row, rows[] = {
+			 {"fleet_connected", "gauge", "1 while the fleet sync reaches Redis.", 0},
+			 {"fleet_last_sync_timestamp_seconds", "gauge",
+			  "When the last fleet sync ended (Unix time).", 0},
+			 {"fleet_sync_latency_seconds", "gauge",
+			  "How long the last fleet sync took.", 0},
+			 {"fleet_keys_held", "gauge",
+			  "Keys the fleet holds over their fleet-wide limit.", 0},
+			 {"fleet_syncs_total", "counter", "Fleet syncs completed.", 0},
+			 {"fleet_outages_total", "counter", "Times Redis became unreachable.", 0},
+			 {"fleet_bans_published_total", "counter",
+			  "Local bans published to the fleet.", 0},
+			 {"fleet_bans_applied_total", "counter",
+			  "Fleet bans copied into the bans table.", 0},
+		 };
+	double values[sizeof(rows) / sizeof(rows[0])];
+	struct fg_fleet_state st;
+	__u32 zero = 0;
+	size_t i;
+
+	if (bpf_map_lookup_elem(pinned->fleet_state, &zero, &st))
+		return -errno;
+	if (!st.syncing && !st.syncs)
+		return 0;
+	values[0] = st.connected;
+	values[1] = st.last_sync_ns / 1e9;
+	values[2] = st.sync_latency_ns / 1e9;
+	values[3] = (double)st.keys_held;
+	values[4] = (double)st.syncs;
+	values[5] = (double)st.outages;
+	values[6] = (double)st.bans_published;
+	values[7] = (double)st.bans_applied;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		row = &rows[i];
+		family(out, row->name, row->type, row->help);
+		interface_sample(out, row->name, ifname, values[i]);
+	}
+	return 0;
+}
+
+int fg_metrics_render(const char *ifname, FILE *out)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	char pin_dir[PATH_MAX];
+	struct fg_err e = {0};
+	int err;
+
+	if (!set)
+		return -ENOMEM;
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	err = fg_pinned_open(pin_dir, &pinned, &e);
+	if (err)
+		pr_warn("Error: %s\n", e.msg);
+	if (!err)
+		err = fg_read_active_set(&pinned, set);
+	if (err)
+		goto out;
+	family(out, "build_info", "gauge", "floodgate's version; always 1.");
+	fprintf(out, "floodgate_build_info{version=\"%s\"} 1\n", FG_VERSION);
+	family(out, "loaded_timestamp_seconds", "gauge", "When floodgate was loaded (Unix time).");
+	interface_sample(out, "loaded_timestamp_seconds", ifname, (double)pinned.rt.loaded_at);
+	family(out, "policy_generation", "gauge", "Policy pushes since the load.");
+	interface_sample(out, "policy_generation", ifname, (double)pinned.rt.generation);
+	family(out, "policies", "gauge", "Policies in force.");
+	interface_sample(out, "policies", ifname, (double)set->count);
+	err = render_globals(out, ifname, &pinned);
+	if (!err)
+		err = render_policies(out, ifname, &pinned, set);
+	if (!err)
+		err = render_tables(out, ifname, &pinned);
+	if (!err)
+		err = render_fleet(out, ifname, &pinned);
+out:
+	fg_pinned_close(&pinned);
+	free(set);
+	return err;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int status, char *body,
+			       size_t size, const char *type)
+{
+	struct MHD_Response *response =
+		MHD_create_response_from_buffer_with_free_callback(size, body, free);
+	enum MHD_Result ret;
+
+	if (!response) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **req_cls)
+{
+	const struct fg_metrics *metrics = cls;
+	char *body = NULL;
+	size_t size = 0;
+	FILE *out;
+	int err;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return respond(connection, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("GET only\n"), 9,
+			       "text/plain");
+	if (strcmp(url, "/metrics"))
+		return respond(connection, MHD_HTTP_NOT_FOUND, strdup("try /metrics\n"), 13,
+			       "text/plain");
+	out = open_memstream(&body, &size);
+	if (!out)
+		return MHD_NO;
+	err = fg_metrics_render(metrics->ifname, out);
+	fclose(out);
+	if (err) {
+		free(body);
+		body = NULL;
+		if (asprintf(&body, "floodgate is not readable on %s: %s\n", metrics->ifname,
+			     strerror(-err)) < 0)
+			return MHD_NO;
+		return respond(connection, MHD_HTTP_SERVICE_UNAVAILABLE, body, strlen(body),
+			       "text/plain");
+	}
+	return respond(connection, MHD_HTTP_OK, body, size, "text/plain; version=0.0.4");
+}
+
+/* ADDR:PORT or [ADDR6]:PORT, numeric only. */
+static int parse_listen(const char *text, struct sockaddr_storage *ss)
+{
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+	const char *colon = strrchr(text, ':');
+	char host[INET6_ADDRSTRLEN + 2], *end;
+	unsigned long port;
+	size_t len;
+
+	if (!colon)
+		return -1;
+	port = strtoul(colon + 1, &end, 10);
+	len = colon - text;
+	if (*end || !colon[1] || !port || port > 65535 || len >= sizeof(host))
+		return -1;
+	memcpy(host, text, len);
+	host[len] = 0;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && len > 2 && host[len - 1] == ']') {
+		host[len - 1] = 0;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		return inet_pton(AF_INET6, host + 1, &sin6->sin6_addr) == 1 ? 0 : -1;
+	}
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
+}
+
+int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out)
+{
+	struct fg_metrics *metrics = calloc(1, sizeof(*metrics));
+	struct sockaddr_storage ss;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+
+	*out = NULL;
+	if (!metrics)
+		return FG_EXIT_FAILURE;
+	if (parse_listen(addr_port, &ss)) {
+		pr_warn("Error: --metrics wants ADDR:PORT or [ADDR6]:PORT with a numeric address, "
+			"such as 127.0.0.1:9310, not '%s'\n",
+			addr_port);
+		free(metrics);
+		return FG_EXIT_USAGE;
+	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	snprintf(metrics->ifname, sizeof(metrics->ifname), "%s", ifname);
+	metrics->daemon =
+		MHD_start_daemon(flags, 0, NULL, NULL, handle, metrics, MHD_OPTION_SOCK_ADDR,
+				 (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 16U,
+				 MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
+	if (!metrics->daemon) {
+		pr_warn("Error: cannot serve metrics on %s: %s\n", addr_port, strerror(errno));
+		free(metrics);
+		return FG_EXIT_ENV;
+	}
+	*out = metrics;
+	return FG_EXIT_OK;
+}
+
+void fg_metrics_stop(struct fg_metrics *metrics)
+{
+	if (!metrics)
+		return;
+	MHD_stop_daemon(metrics->daemon);
+	free(metrics);
+}
