@@ -4,6 +4,7 @@
  * command, what it accepts and how it is described; parsing, the usage text
  * and each command's --help all read it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <net/if.h>
@@ -12,31 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "service/daemon.h"
-#include "views/events.h"
-#include "config/filemode.h"
-#include "floodgate.h"
-#include "ops/loader.h"
 #include "base/log.h"
-#include "views/replay.h"
+#include "base/util.h"
+#include "cli/commands.h"
+#include "cli/exit.h"
+#include "floodgate.h"
 #include "views/top.h"
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-struct cmd_args {
-	const char *ifname;
-	const char *config;
-	const char *target;   /* ban/unban: ADDR[/LEN] */
-	const char *duration; /* ban --for */
-	const char *count;    /* replay, top: -n */
-	const char *policy;   /* top --policy */
-	const char *metrics;  /* run --metrics ADDR:PORT */
-	bool keep;	      /* run --keep */
-	bool force;	      /* ban --force: a /0 too */
-	int hook;
-	int mode;
-	bool json;
-};
 
 enum positional {
 	POS_NONE,
@@ -160,7 +142,7 @@ static const struct {
 
 struct command {
 	const char *name;
-	int (*run)(const struct cmd_args *a);
+	int (*run)(const struct fg_cli_args *a);
 	const struct option *options;
 	enum positional iface; /* IFACE */
 	const char *target;    /* what the argument after IFACE is, or NULL: none */
@@ -170,139 +152,37 @@ struct command {
 	const char *help;      /* one line */
 };
 
-static int run_load(const struct cmd_args *a)
-{
-	struct fg_load_opts opts = {.ifname = a->ifname,
-				    .config_path = a->config,
-				    .hook = a->hook,
-				    .xdp_mode = a->mode};
-
-	return fg_cmd_load(&opts);
-}
-
-static int run_reload(const struct cmd_args *a)
-{
-	return fg_cmd_reload(a->ifname, a->config);
-}
-
-static int run_unload(const struct cmd_args *a)
-{
-	return fg_cmd_unload(a->ifname);
-}
-
-static int run_status(const struct cmd_args *a)
-{
-	return fg_cmd_status(a->ifname, a->json);
-}
-
-static int run_stats(const struct cmd_args *a)
-{
-	return fg_cmd_stats(a->ifname, a->json);
-}
-
-static int run_check(const struct cmd_args *a)
-{
-	return fg_cmd_check(a->config);
-}
-
-static int run_ban(const struct cmd_args *a)
-{
-	return fg_cmd_ban(a->ifname, a->target, a->duration, a->force);
-}
-
-static int run_unban(const struct cmd_args *a)
-{
-	return fg_cmd_unban(a->ifname, a->target);
-}
-
-static int run_bans(const struct cmd_args *a)
-{
-	return fg_cmd_bans(a->ifname, a->json);
-}
-
-static int run_replay(const struct cmd_args *a)
-{
-	char *end = NULL;
-	long top = 10;
-
-	if (a->count) {
-		top = strtol(a->count, &end, 10);
-		if (*a->count < '0' || *a->count > '9' || *end || top == LONG_MAX) {
-			fprintf(stderr,
-				"Error: -n takes a number of sources, not '%s'\n"
-				"Run 'floodgate replay --help' for usage.\n",
-				a->count);
-			return FG_EXIT_USAGE;
-		}
-	}
-	return fg_cmd_replay(a->config, a->target, a->json, top);
-}
-
-static int run_top(const struct cmd_args *a)
-{
-	char *end = NULL;
-	unsigned long count = 20;
-
-	if (a->count) {
-		count = strtoul(a->count, &end, 10);
-		if (*a->count < '0' || *a->count > '9' || *end || count < 1 ||
-		    count > FG_TOP_MAX_ROWS) {
-			fprintf(stderr,
-				"Error: -n must be 1..%d, not '%s'\n"
-				"Run 'floodgate top --help' for usage.\n",
-				FG_TOP_MAX_ROWS, a->count);
-			return FG_EXIT_USAGE;
-		}
-	}
-	return fg_cmd_top(a->ifname, (unsigned int)count, a->policy, a->json);
-}
-
-static int run_events(const struct cmd_args *a)
-{
-	return fg_cmd_events(a->ifname, a->json);
-}
-
-static int run_run(const struct cmd_args *a)
-{
-	const struct fg_run_opts opts = {.ifname = a->ifname,
-					 .config_path = a->config,
-					 .metrics_addr = a->metrics,
-					 .keep = a->keep};
-
-	return fg_cmd_run(&opts);
-}
-
 static const struct command commands[] = {
-	{"load", run_load, load_options, POS_OPTIONAL, NULL, false, true,
+	{"load", fg_cli_load, load_options, POS_OPTIONAL, NULL, false, true,
 	 "IFACE [-c FILE] [--hook xdp|tc] [--mode native|generic]",
 	 "attach to IFACE with FILE's policy (default: built in)"},
-	{"reload", run_reload, config_options, POS_REQUIRED, NULL, true, true, "IFACE -c FILE",
+	{"reload", fg_cli_reload, config_options, POS_REQUIRED, NULL, true, true, "IFACE -c FILE",
 	 "replace the policy live; per-source state is kept"},
-	{"unload", run_unload, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
+	{"unload", fg_cli_unload, plain_options, POS_REQUIRED, NULL, false, true, "IFACE",
 	 "detach and remove every pin"},
-	{"status", run_status, json_options, POS_OPTIONAL, NULL, false, true, "[IFACE] [--json]",
+	{"status", fg_cli_status, json_options, POS_OPTIONAL, NULL, false, true, "[IFACE] [--json]",
 	 "where attached, mode, policies, table occupancy"},
-	{"stats", run_stats, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
+	{"stats", fg_cli_stats, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "per-policy and global counters"},
-	{"top", run_top, top_options, POS_REQUIRED, NULL, false, true,
+	{"top", fg_cli_top, top_options, POS_REQUIRED, NULL, false, true,
 	 "IFACE [-n N] [--policy NAME] [--json]",
 	 "the sources with the most drops, and their state"},
-	{"events", run_events, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
+	{"events", fg_cli_events, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "stream events (refusals starting, bans and their end, full tables) until stopped"},
-	{"run", run_run, run_options, POS_REQUIRED, NULL, false, true,
+	{"run", fg_cli_run, run_options, POS_REQUIRED, NULL, false, true,
 	 "IFACE [-c FILE] [--metrics ADDR:PORT] [--keep]",
 	 "load or adopt, stay in the foreground: SIGHUP reloads, SIGTERM unloads"},
-	{"check", run_check, config_options, POS_NONE, NULL, true, false, "-c FILE",
+	{"check", fg_cli_check, config_options, POS_NONE, NULL, true, false, "-c FILE",
 	 "validate a config and exit"},
-	{"replay", run_replay, replay_options, POS_NONE, "a capture file", true, false,
+	{"replay", fg_cli_replay, replay_options, POS_NONE, "a capture file", true, false,
 	 "-c FILE CAPTURE [--json] [-n N]",
 	 "run FILE's policy over a pcap/pcapng capture, offline, on its timestamps"},
-	{"ban", run_ban, ban_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
+	{"ban", fg_cli_ban, ban_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
 	 "IFACE ADDR[/LEN] [--for DURATION] [--force]",
 	 "drop a source or prefix (until unbanned, by default)"},
-	{"unban", run_unban, plain_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
+	{"unban", fg_cli_unban, plain_options, POS_REQUIRED, "an address, ADDR[/LEN]", false, true,
 	 "IFACE ADDR[/LEN]", "lift a ban"},
-	{"bans", run_bans, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
+	{"bans", fg_cli_bans, json_options, POS_REQUIRED, NULL, false, true, "IFACE [--json]",
 	 "list bans with their remaining time"},
 };
 
@@ -417,8 +297,30 @@ static int parse_mode(const char *s)
 	return -1;
 }
 
+/* -n N: replay takes any count, top 1..FG_TOP_MAX_ROWS. */
+static int parse_count(const struct command *cmd, const char *text, struct fg_cli_args *a)
+{
+	bool top = cmd->run == fg_cli_top;
+	char *end = NULL;
+
+	errno = 0;
+	a->count = strtoul(text, &end, 10);
+	a->count_given = true;
+	if (*text < '0' || *text > '9' || *end || errno ||
+	    (top && (a->count < 1 || a->count > FG_TOP_MAX_ROWS))) {
+		if (top)
+			fprintf(stderr, "Error: -n must be 1..%d, not '%s'\n", FG_TOP_MAX_ROWS,
+				text);
+		else
+			fprintf(stderr, "Error: -n takes a number of sources, not '%s'\n", text);
+		fprintf(stderr, "Run 'floodgate %s --help' for usage.\n", cmd->name);
+		return FG_EXIT_USAGE;
+	}
+	return FG_EXIT_OK;
+}
+
 /* Applies one recognised option. Returns -1 for --help, else an exit code. */
-static int apply_option(const struct command *cmd, int opt, struct cmd_args *a)
+static int apply_option(const struct command *cmd, int opt, struct fg_cli_args *a)
 {
 	switch (opt) {
 	case OPT_CONFIG:
@@ -454,11 +356,10 @@ static int apply_option(const struct command *cmd, int opt, struct cmd_args *a)
 		a->force = true;
 		break;
 	case OPT_INSECURE_CONFIG:
-		fg_insecure_config = true;
+		a->insecure_config = true;
 		break;
 	case OPT_COUNT:
-		a->count = optarg;
-		break;
+		return parse_count(cmd, optarg, a);
 	case OPT_VERBOSE:
 		fg_log_level++;
 		break;
@@ -468,7 +369,7 @@ static int apply_option(const struct command *cmd, int opt, struct cmd_args *a)
 	return FG_EXIT_OK;
 }
 
-static int parse_options(const struct command *cmd, int argc, char **argv, struct cmd_args *a)
+static int parse_options(const struct command *cmd, int argc, char **argv, struct fg_cli_args *a)
 {
 	char shorts[32], refused[64];
 	int opt, ret;
@@ -493,7 +394,8 @@ static int parse_options(const struct command *cmd, int argc, char **argv, struc
 	return FG_EXIT_OK;
 }
 
-static int parse_positionals(const struct command *cmd, int argc, char **argv, struct cmd_args *a)
+static int parse_positionals(const struct command *cmd, int argc, char **argv,
+			     struct fg_cli_args *a)
 {
 	if (optind < argc && cmd->iface != POS_NONE)
 		a->ifname = argv[optind++];
@@ -521,7 +423,7 @@ static int parse_positionals(const struct command *cmd, int argc, char **argv, s
 /* argv[0] is the command's name. */
 static int run_command(const struct command *cmd, int argc, char **argv)
 {
-	struct cmd_args a = {.hook = -1, .mode = -1};
+	struct fg_cli_args a = {.hook = -1, .mode = -1};
 	int ret = parse_options(cmd, argc, argv, &a);
 
 	if (ret < 0) {

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The commands of the CLI. Each command is one row of the table in
+ * user/cli/commands.c (name, options, arguments, checks, help) and one
+ * function here, which calls the operations or read models below and alone
+ * decides what is printed and which exit code the process returns.
+ */
+#ifndef FG_COMMANDS_H
+#define FG_COMMANDS_H
+
+#include <stdbool.h>
+
+/* What a command line said: the option rows of the table fill it. */
+struct fg_cli_args {
+	const char *ifname;   /* IFACE */
+	const char *config;   /* -c FILE */
+	const char *target;   /* ban/unban: ADDR[/LEN]; replay: the capture */
+	const char *duration; /* ban --for */
+	bool count_given;     /* -n N was given */
+	unsigned long count;  /* replay, top: -n */
+	const char *policy;   /* top --policy */
+	const char *metrics;  /* run --metrics ADDR:PORT */
+	bool keep;	      /* run --keep */
+	bool force;	      /* ban --force: a /0 too */
+	bool insecure_config; /* --insecure-config */
+	int hook;	      /* enum fg_hook, or -1: the config's */
+	int mode;	      /* enum fg_xdp_mode, or -1: the config's */
+	bool json;	      /* --json */
+};
+
+/* Commands that change the system (user/cli/cmd_state.c). Each returns the
+ * process's exit code (user/cli/exit.h). */
+int fg_cli_load(const struct fg_cli_args *a);
+int fg_cli_reload(const struct fg_cli_args *a);
+int fg_cli_unload(const struct fg_cli_args *a);
+int fg_cli_check(const struct fg_cli_args *a);
+int fg_cli_ban(const struct fg_cli_args *a);
+int fg_cli_unban(const struct fg_cli_args *a);
+int fg_cli_run(const struct fg_cli_args *a);
+
+/* Commands that read (user/cli/cmd_read.c). */
+int fg_cli_status(const struct fg_cli_args *a);
+int fg_cli_stats(const struct fg_cli_args *a);
+int fg_cli_top(const struct fg_cli_args *a);
+int fg_cli_events(const struct fg_cli_args *a);
+int fg_cli_replay(const struct fg_cli_args *a);
+int fg_cli_bans(const struct fg_cli_args *a);
+
+#endif /* FG_COMMANDS_H */
