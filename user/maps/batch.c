@@ -65,3 +65,24 @@ int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size)
 	free(values);
 	return 0;
 }
+
+int fg_map_for_each_key(int fd, __u32 key_size, int (*fn)(const void *key, void *ctx), void *ctx)
+{
+	char *keys = malloc(2 * (size_t)key_size);
+	void *prev = NULL, *next;
+	int err = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	next = keys;
+	while (!err && !bpf_map_get_next_key(fd, prev, next)) {
+		err = fn(next, ctx);
+		/* The key just visited is the cursor of the next call. */
+		prev = next;
+		next = next == keys ? keys + key_size : keys;
+	}
+	if (!err && errno != ENOENT)
+		err = -errno;
+	free(keys);
+	return err > 0 ? 0 : err;
+}

@@ -14,6 +14,12 @@
 int fg_map_for_each_batch(int fd, __u32 key_size, __u32 value_size, __u32 chunk,
 			  int (*fn)(const void *key, const void *value, void *ctx), void *ctx);
 
+/* Calls `fn` for every key of a map that has no batch lookup (an LPM
+ * trie), with bpf_map_get_next_key. Stops early when `fn` returns
+ * non-zero; a key deleted during the walk may restart it (the kernel's
+ * order). Returns 0 or a negative errno (fn's, or the kernel's). */
+int fg_map_for_each_key(int fd, __u32 key_size, int (*fn)(const void *key, void *ctx), void *ctx);
+
 /* Sums entry `index` of a per-CPU array over every possible CPU into `sum`
  * (value_size bytes of __u64 counters). Returns 0 or a negative errno. */
 int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size);
