@@ -86,3 +86,32 @@ int fg_map_for_each_key(int fd, __u32 key_size, int (*fn)(const void *key, void 
 	free(keys);
 	return err > 0 ? 0 : err;
 }
+
+struct entry_walk {
+	int fd;
+	void *value;
+	int (*fn)(const void *key, const void *value, void *ctx);
+	void *ctx;
+};
+
+static int visit_entry(const void *key, void *ctx)
+{
+	struct entry_walk *w = ctx;
+
+	if (bpf_map_lookup_elem(w->fd, key, w->value))
+		return 0;
+	return w->fn(key, w->value, w->ctx);
+}
+
+int fg_map_for_each_entry(int fd, __u32 key_size, __u32 value_size,
+			  int (*fn)(const void *key, const void *value, void *ctx), void *ctx)
+{
+	struct entry_walk w = {.fd = fd, .value = malloc(value_size), .fn = fn, .ctx = ctx};
+	int err;
+
+	if (!w.value)
+		return -ENOMEM;
+	err = fg_map_for_each_key(fd, key_size, visit_entry, &w);
+	free(w.value);
+	return err;
+}

@@ -20,6 +20,11 @@ int fg_map_for_each_batch(int fd, __u32 key_size, __u32 value_size, __u32 chunk,
  * order). Returns 0 or a negative errno (fn's, or the kernel's). */
 int fg_map_for_each_key(int fd, __u32 key_size, int (*fn)(const void *key, void *ctx), void *ctx);
 
+/* The same, with each key's value (value_size bytes; an entry deleted
+ * between the key and its lookup is skipped). */
+int fg_map_for_each_entry(int fd, __u32 key_size, __u32 value_size,
+			  int (*fn)(const void *key, const void *value, void *ctx), void *ctx);
+
 /* Sums entry `index` of a per-CPU array over every possible CPU into `sum`
  * (value_size bytes of __u64 counters). Returns 0 or a negative errno. */
 int fg_sum_percpu(int fd, __u32 index, void *sum, size_t value_size);
