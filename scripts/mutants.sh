@@ -34,7 +34,7 @@ mutant verdicts-inverted bpf/floodgate.bpf.c '^test_prog$' \
 	'if (fg_process(data, data_end, pkt_len) == FG_VERDICT_DROP)' \
 	'if (fg_process(data, data_end, pkt_len) != FG_VERDICT_DROP)' \
 	"XDP drops what it should pass and passes what it should drop"
-mutant burst-doubled user/policy.c '^test_prog$' \
+mutant burst-doubled user/policy/policy.c '^test_prog$' \
 	'fg_gcra_params_init(&params->token_bucket, count, period, burst, pc->bytes)' \
 	'fg_gcra_params_init(&params->token_bucket, count, period, 2 * burst, pc->bytes)' \
 	"the loader compiles every token_bucket with twice its burst"
@@ -42,7 +42,7 @@ mutant lock-removed bpf/floodgate.bpf.c '^test_prog$' \
 	'return stripe ? &stripe->lock : NULL;' \
 	'return stripe ? NULL : NULL;' \
 	"fg_lock_for returns NULL: sliding_window and sliding_log run unlocked"
-mutant reload-resets-state user/pinned.c '^test_prog$|^test_reload\.sh$' \
+mutant reload-resets-state user/maps/pinned.c '^test_prog$|^test_reload\.sh$' \
 	'if (!state_kept(&old->policies[i], next))' \
 	'if (1 || !state_kept(&old->policies[i], next))' \
 	"a reload reclaims the state of every policy, kept ones included"
@@ -70,7 +70,7 @@ mutant tc-byte-cost-ignores-skb-len bpf/floodgate.bpf.c '^test_cli\.sh$' \
 	'if (fg_process(data, data_end, skb->len) == FG_VERDICT_DROP)' \
 	'if (fg_process(data, data_end, 64) == FG_VERDICT_DROP)' \
 	"tc charges byte limits 64 bytes a frame, not skb->len"
-mutant load-lock-removed user/pinfolder.c '^test_cli\.sh$|^test_limits\.sh$' \
+mutant load-lock-removed user/maps/pinfolder.c '^test_cli\.sh$|^test_limits\.sh$' \
 	'if (!flock(fd, LOCK_EX | LOCK_NB))' \
 	'if (1 || !flock(fd, LOCK_EX | LOCK_NB))' \
 	"state-changing commands no longer take the pin folder's flock"
