@@ -7,6 +7,9 @@ modules has no cycle, within a layer or across.
 
     check-layers.py [ROOT]     ROOT defaults to the repository
 
+Only the CLI layer prints to stdout and chooses exit codes: FG_EXIT_* and
+stdout writes anywhere else in user/ are reported too.
+
 The order of the layers is written here, once; README.md's Layout section
 says in words what each may call. Exit status: 0 clean, 1 a violation (each
 one printed as FILE:LINE: ...), 2 a file or folder the order does not name.
@@ -19,6 +22,11 @@ import sys
 LAYERS = ["base", "config", "policy", "maps", "attach", "ops", "views", "service", "cli"]
 RANK = {name: i for i, name in enumerate(LAYERS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# What only the CLI layer may do: choose exit codes, write to stdout.
+CLI_ONLY_LAYER = "cli"
+CLI_ONLY = re.compile(r"\bFG_EXIT_[A-Z]+\b|\b(?:printf|puts|putchar|vprintf)\s*\(|\bstdout\b")
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 
 
 def sources(root):
@@ -39,6 +47,21 @@ def includes(root, rel):
             m = INCLUDE.match(line)
             if m:
                 yield lineno, m.group(1)
+
+
+def cli_only_uses(root, rel):
+    """FILE:LINE: lines outside the CLI layer that print to stdout or
+    name an exit code (comments and string literals do not count)."""
+    with open(os.path.join(root, rel), encoding="utf-8") as f:
+        text = f.read()
+    # Blank out comments and strings, keeping the newlines (line numbers).
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))
+    code = STRING.sub(blank, COMMENT.sub(blank, text))
+    for lineno, line in enumerate(code.split("\n"), 1):
+        m = CLI_ONLY.search(line)
+        if m:
+            yield f"{rel}:{lineno}: {m.group(0).strip()} outside user/{CLI_ONLY_LAYER}/ " \
+                  f"(only the CLI prints to stdout and picks exit codes)"
 
 
 def module(rel):
@@ -82,6 +105,8 @@ def main():
             return 2
         me = module(rel)
         graph.setdefault(me, set())
+        if layer != CLI_ONLY_LAYER:
+            problems.extend(cli_only_uses(root, rel))
         for lineno, target in includes(root, rel):
             parts = target.split("/")
             if len(parts) == 1:

@@ -36,6 +36,19 @@ if out=$(python3 "$CHECK" "$work/tree"); then
 fi
 grep -q 'circle: .*maps/batch' <<<"$out" || fail "the cycle was not named: $out"
 
+# A write to stdout, and an exit code, below the CLI layer.
+fresh_copy
+printf 'int fg_planted(void)\n{\n\tprintf("x");\n\treturn FG_EXIT_OK;\n}\n' >>"$work/tree/user/maps/batch.c"
+if out=$(python3 "$CHECK" "$work/tree"); then
+	fail "printf and FG_EXIT_OK in maps/ passed"
+fi
+grep -q 'user/maps/batch.c:[0-9]*: printf' <<<"$out" || fail "the stdout write was not named: $out"
+grep -q 'user/maps/batch.c:[0-9]*: FG_EXIT_OK' <<<"$out" || fail "the exit code was not named: $out"
+# ... but the same words in a comment or a string are no use of them.
+fresh_copy
+printf '/* printf FG_EXIT_OK stdout */\nconst char *fg_planted = "printf(stdout)";\n' >>"$work/tree/user/maps/batch.c"
+python3 "$CHECK" "$work/tree" >/dev/null || fail "a comment or string naming printf was reported"
+
 # A file outside any layer folder.
 fresh_copy
 echo 'int x;' >"$work/tree/user/stray.c"
@@ -44,4 +57,4 @@ python3 "$CHECK" "$work/tree" >/dev/null 2>&1
 rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "a file outside the layer folders exited $rc, not 2"
-echo "check-layers: the tree passes; an upward include, a cycle and a stray file fail"
+echo "check-layers: the tree passes; an upward include, a cycle, stdout or an exit code below the CLI, and a stray file fail"
