@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The clock is read at most once a packet, and only when something needs
- * it.
+ * The clock: what makes the datapath read it (an injected clock counts the
+ * reads).
  */
 #include "fixtures.h"
 
