@@ -113,16 +113,34 @@ $(FLOOD_BIN): $(FLOOD_OBJS) $(BUILD)/user/base/log.o
 
 # --- tests -----------------------------------------------------------------
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
-PROG_HDRS  := $(wildcard tests/prog/*.h)
-PROG_TESTS := $(patsubst tests/prog/%.c,$(BUILD)/tests/%,$(wildcard tests/prog/*.c))
+# The BPF_PROG_TEST_RUN tests: one binary, test_prog; each other file of
+# tests/prog/ is a feature whose tests list-tests.sh lists from their
+# declarations into prog_tests.h (README, Tests).
+PROG_HDRS     := $(wildcard tests/prog/*.h)
+PROG_SHARED   := tests/prog/main.c tests/prog/fixtures.c
+PROG_FEATURES := $(filter-out $(PROG_SHARED),$(sort $(wildcard tests/prog/*.c)))
+PROG_OBJS     := $(patsubst tests/prog/%.c,$(BUILD)/tests/prog/%.o,$(PROG_SHARED) $(PROG_FEATURES))
+PROG_LIST     := $(BUILD)/tests/prog_tests.h
+PROG_TESTS    := $(BUILD)/tests/test_prog
 
 $(BUILD)/tests/%: tests/unit/%.c $(USER_OBJS) $(USER_HDRS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(CMOCKA) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/prog/%.c $(USER_OBJS) $(USER_HDRS) $(PROG_HDRS) $(SKELS) | $(BUILD)/tests
+$(PROG_LIST): tests/prog/list-tests.sh $(PROG_FEATURES) | $(BUILD)/tests
+	$(call msg,GEN,$@)
+	$(Q)tests/prog/list-tests.sh $(PROG_FEATURES) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/prog/%.o: tests/prog/%.c $(USER_HDRS) $(PROG_HDRS) $(SKELS) | $(BUILD)/tests
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(CMOCKA) $(LDLIBS) -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -D_GNU_SOURCE -I$(BUILD)/tests -c $< -o $@
+
+$(BUILD)/tests/prog/main.o: $(PROG_LIST)
+
+$(PROG_TESTS): $(PROG_OBJS) $(USER_OBJS) | $(BUILD)/tests
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(CMOCKA) $(LDLIBS) -o $@
 
 $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS) \
 		$(BUILD)/baseline.skel.h | $(BUILD)

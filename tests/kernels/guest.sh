@@ -6,7 +6,7 @@
 #
 # The suites run under emulation, a fixed list:
 #   build/tests/<every tests/unit/*.c>   cmocka: config, algorithms
-#   build/tests/<every tests/prog/*.c>   BPF_PROG_TEST_RUN: both programs verify
+#   build/tests/test_prog                BPF_PROG_TEST_RUN: both programs verify
 #                                        and decide on this kernel, including
 #                                        the two-CPU exactness tests, events,
 #                                        replay and top on the real programs
@@ -61,9 +61,9 @@ declare -A NOT_RUN=(
 	[test_fleet.sh]="two hosts flooding at a paced rate against Redis; the fleet maps and program path are loaded and verified by every suite here"
 	[test_usage.sh]="the command line and its exit codes, before anything reaches the kernel (40 s under TCG, for nothing 6.1-specific)"
 	[test_limits.sh]="config size cap, pin-folder ownership and the lock's timeout: file-system logic, no kernel side beyond load and unload (80 s under TCG)"
-	[test_replay.sh]="tcpdump's captures replayed: userspace over BPF_PROG_TEST_RUN, whose kernel side build/tests/test_replay runs here"
-	[test_events.sh]="the events CLI over the ring buffer, whose kernel side build/tests/test_events runs here"
-	[test_top.sh]="top over the pinned tables from userspace; its kernel side (the tables read back) is build/tests/test_top's, run here"
+	[test_replay.sh]="tcpdump's captures replayed: userspace over BPF_PROG_TEST_RUN, whose kernel side test_prog's replay feature runs here"
+	[test_events.sh]="the events CLI over the ring buffer, whose kernel side test_prog's events feature runs here"
+	[test_top.sh]="top over the pinned tables from userspace; its kernel side (the tables read back) is test_prog's top feature, run here"
 	[test_scope_host.sh]="paced floods through two interfaces whose per-second rates TCG distorts; one map shared by two programs is test_prog's test_host_scope_shares_one_bucket, run here"
 	[test_unit.sh]="make install and systemd-analyze verify of the unit file: nothing in it depends on the kernel"
 )
@@ -134,10 +134,7 @@ run_all() {
 		name=$(basename "$src" .c)
 		run_suite "$name" "build/tests/$name"
 	done
-	for src in tests/prog/test_*.c; do
-		name=$(basename "$src" .c)
-		run_suite "$name" "build/tests/$name"
-	done
+	run_suite test_prog build/tests/test_prog
 	for name in "${GUEST_RUN[@]}"; do
 		run_suite "$name.sh" bash "tests/integration/$name.sh"
 	done

@@ -7,7 +7,6 @@
  * is a measurement. The heaviest source comes first, whichever table holds
  * it, and --policy keeps only its policy.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "floodgate.h"
+#include "prog_test.h"
 #include "views/top.h"
 
 #define FULL_TABLE  1000000U
@@ -104,7 +104,11 @@ static int ipv6_table(void)
 	return fd;
 }
 
-static int setup(void **state)
+/* Built once for the feature's tests: filling a million entries takes a
+ * while, under emulation above all. */
+FG_PROG_GROUP_FIXTURE(tables);
+
+int fg_fixture_tables_setup(void **state)
 {
 	static struct tables fds;
 
@@ -114,7 +118,7 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
+int fg_fixture_tables_teardown(void **state)
 {
 	const struct tables *fds = *state;
 
@@ -131,7 +135,7 @@ static struct fg_top_maps maps_of(void **state)
 		.sources4 = fds->sources4, .sources = fds->sources, .windows = -1, .logs = -1};
 }
 
-static void test_full_table_ranked(void **state)
+FG_PROG_TEST(test_full_table_ranked)
 {
 	struct fg_top_maps maps = maps_of(state);
 	struct fg_top top;
@@ -168,7 +172,7 @@ static void test_full_table_ranked(void **state)
 	fg_top_free(&top);
 }
 
-static void test_policy_filter(void **state)
+FG_PROG_TEST(test_policy_filter)
 {
 	struct fg_top_maps maps = maps_of(state);
 	struct fg_top top;
@@ -188,18 +192,4 @@ static void test_policy_filter(void **state)
 	assert_int_equal(top.rows[0].dropped, HEAVY_DROPS);
 	assert_int_equal(top.rows[1].dropped, IPV6_DROPS);
 	fg_top_free(&top);
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_full_table_ranked),
-		cmocka_unit_test(test_policy_filter),
-	};
-
-	if (geteuid() != 0) {
-		printf("test_top: needs root; skipped\n");
-		return 77;
-	}
-	return cmocka_run_group_tests(tests, setup, teardown);
 }

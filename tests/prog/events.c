@@ -6,52 +6,19 @@
  * rest in events_suppressed; `events = off` emits nothing. The tests stay
  * on CPU 0, since the cap, like the new-source budget, is per CPU.
  */
-#define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
-#include <setjmp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <cmocka.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
+#include <string.h>
 
-#include "config/config.h"
-#include "floodgate.skel.h"
-#include "packets.h"
-#include "maps/pinned.h"
+#include "fixtures.h"
 #include "policy/policy.h"
-#include "maps/skeleton.h"
 
-#define MS	   1000000ULL
-#define SEC	   1000000000ULL
-#define T0	   (1000 * SEC)
 #define MAX_EVENTS 1024
 
 struct collected {
 	struct fg_event events[MAX_EVENTS];
 	int count;
 };
-
-static struct floodgate_bpf *load_with(const char *config, bool fail_inserts)
-{
-	const struct fg_skel_opts opts = {.progs = FG_SKEL_XDP, .test_clock = true};
-	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct floodgate_bpf *skel;
-	struct fg_pinned maps;
-
-	assert_non_null(cfg);
-	assert_int_equal(fg_config_parse_string("test", config, cfg, stderr), 0);
-	skel = fg_skel_open(cfg, &opts);
-	assert_non_null(skel);
-	skel->rodata->fg_test_fail_inserts = fail_inserts;
-	assert_int_equal(floodgate_bpf__load(skel), 0);
-	assert_int_equal(fg_pinned_from_object(skel->obj, &maps), 0);
-	assert_int_equal(fg_skel_push(&maps.maps, cfg, NULL, 0), 0);
-	free(cfg);
-	return skel;
-}
 
 /* Sends n packets from `src` at `now`; returns how many passed. */
 static int send_from(struct floodgate_bpf *skel, __u64 now, const char *src, int n)
@@ -95,20 +62,10 @@ static int drain(struct floodgate_bpf *skel, struct collected *c)
 	return n;
 }
 
+/* Events the per-CPU cap suppressed, over every CPU. */
 static __u64 suppressed(struct floodgate_bpf *skel)
 {
-	int ncpus = libbpf_num_possible_cpus(), cpu;
-	struct fg_global_stats *per_cpu = calloc(ncpus, sizeof(*per_cpu));
-	__u32 zero = 0;
-	__u64 sum = 0;
-
-	assert_non_null(per_cpu);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.global_stats), &zero, per_cpu),
-			 0);
-	for (cpu = 0; cpu < ncpus; cpu++)
-		sum += per_cpu[cpu].events_suppressed;
-	free(per_cpu);
-	return sum;
+	return global_stats(skel).events_suppressed;
 }
 
 /* The id of the config's one policy, as the datapath keys it. */
@@ -136,27 +93,16 @@ static void assert_event(struct floodgate_bpf *skel, const struct fg_event *e, _
 	assert_int_equal(e->policy_id, only_policy_id(skel));
 }
 
-static cpu_set_t stay_on_cpu0(void)
-{
-	cpu_set_t one, all;
-
-	sched_getaffinity(0, sizeof(all), &all);
-	CPU_ZERO(&one);
-	CPU_SET(0, &one);
-	sched_setaffinity(0, sizeof(one), &one);
-	return all;
-}
-
 /* One `refusing` event per refusal episode: none for the refusals that
  * follow the first, a new one after an admission ended the episode. */
-static void test_refusing_on_transition_only(void **state)
+FG_PROG_TEST(test_refusing_on_transition_only)
 {
-	struct floodgate_bpf *skel = load_with(
-		"events = 1000/s\n[policy p]\nmatch = any\nrate = 1/s\nburst = 2\n", false);
+	struct floodgate_bpf *skel =
+		load_sized("events = 1000/s\n[policy p]\nmatch = any\nrate = 1/s\nburst = 2\n",
+			   FG_SKEL_XDP, 0, 0, false);
 	struct collected *c = calloc(1, sizeof(*c));
 	cpu_set_t all = stay_on_cpu0();
 
-	(void)state;
 	assert_int_equal(send_from(skel, T0, "10.0.0.1", 50), 2);
 	assert_int_equal(drain(skel, c), 1);
 	assert_event(skel, &c->events[0], FG_EVENT_REFUSING, "10.0.0.1", 32, T0);
@@ -179,15 +125,15 @@ static void test_refusing_on_transition_only(void **state)
 }
 
 /* A ban carries its expiry; the refusal that causes it is its own event. */
-static void test_banned_event(void **state)
+FG_PROG_TEST(test_banned_event)
 {
-	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = any\nper = src/24\nrate = 1/s\n"
-					       "burst = 2\naction = ban 10s\n",
-					       false);
+	struct floodgate_bpf *skel =
+		load_sized("[policy p]\nmatch = any\nper = src/24\nrate = 1/s\n"
+			   "burst = 2\naction = ban 10s\n",
+			   FG_SKEL_XDP, 0, 0, false);
 	struct collected *c = calloc(1, sizeof(*c));
 	cpu_set_t all = stay_on_cpu0();
 
-	(void)state;
 	assert_int_equal(send_from(skel, T0, "10.1.2.3", 5), 2);
 	assert_int_equal(drain(skel, c), 2);
 	assert_event(skel, &c->events[0], FG_EVENT_REFUSING, "10.1.2.0", 24, T0);
@@ -200,22 +146,21 @@ static void test_banned_event(void **state)
 
 /* The new-source budget's exhaustion is reported once per episode; a
  * table that refuses an entry, each time (within the cap). */
-static void test_budget_and_table_events(void **state)
+FG_PROG_TEST(test_budget_and_table_events)
 {
 	/* This CPU's share of the budget: 1000/s with a burst of 4, of which
-	 * sources seen once may spend the upper half (as in test_prog). */
+	 * sources seen once may spend the upper half (as in budget.c). */
 	int ncpus = fg_online_cpus(), own = 4 / 2, i, budget_events = 0;
 	struct collected *c = calloc(1, sizeof(*c));
 	cpu_set_t all = stay_on_cpu0();
 	struct floodgate_bpf *skel;
 	char addr[32], config[256];
 
-	(void)state;
 	snprintf(config, sizeof(config),
 		 "new_sources = %d/s\nnew_sources_burst = %d\n"
 		 "[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n",
 		 1000 * ncpus, 4 * ncpus);
-	skel = load_with(config, false);
+	skel = load_sized(config, FG_SKEL_XDP, 0, 0, false);
 	for (i = 0; i < 10; i++) {
 		snprintf(addr, sizeof(addr), "10.7.0.%d", i + 1);
 		send_from(skel, T0, addr, 1);
@@ -241,7 +186,8 @@ static void test_budget_and_table_events(void **state)
 	floodgate_bpf__destroy(skel);
 
 	/* every insert fails: each new source is a table_full event */
-	skel = load_with("[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n", true);
+	skel = load_sized("[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n", FG_SKEL_XDP, 0, 0,
+			  true);
 	c->count = 0;
 	send_from(skel, T0, "10.8.0.1", 2);
 	send_from(skel, T0, "10.8.0.2", 1);
@@ -271,17 +217,17 @@ static void refuse_sources(struct floodgate_bpf *skel, __u64 now, int first, int
  * floor(1 s / interval) events and earns one per interval. Under steady
  * pressure (more events due every 50 ms than it allows) it emits exactly
  * burst + elapsed / interval; after an idle minute, one burst again. */
-static void test_cap_is_burst_plus_rate_times_elapsed(void **state)
+FG_PROG_TEST(test_cap_is_burst_plus_rate_times_elapsed)
 {
 	struct floodgate_bpf *skel =
-		load_with("events = 10/s\n[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n", false);
+		load_sized("events = 10/s\n[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n",
+			   FG_SKEL_XDP, 0, 0, false);
 	int ncpus = libbpf_num_possible_cpus();
 	const __u64 interval = ncpus * 100 * MS, burst = SEC / interval, step = 50 * MS;
 	struct collected *c = calloc(1, sizeof(*c));
 	cpu_set_t all = stay_on_cpu0();
 	__u64 due = 0, elapsed;
 
-	(void)state;
 	for (elapsed = 0; elapsed <= 3 * SEC; elapsed += step) {
 		refuse_sources(skel, T0 + elapsed, (int)due, 8);
 		due += 8;
@@ -302,29 +248,16 @@ static void test_cap_is_burst_plus_rate_times_elapsed(void **state)
 	floodgate_bpf__destroy(skel);
 }
 
-static void test_events_off(void **state)
+FG_PROG_TEST(test_events_off)
 {
 	struct floodgate_bpf *skel =
-		load_with("events = off\n[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n", false);
+		load_sized("events = off\n[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n",
+			   FG_SKEL_XDP, 0, 0, false);
 	struct collected *c = calloc(1, sizeof(*c));
 
-	(void)state;
 	refuse_sources(skel, T0, 0, 20);
 	assert_int_equal(drain(skel, c), 0);
 	assert_int_equal(suppressed(skel), 0);
 	free(c);
 	floodgate_bpf__destroy(skel);
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_refusing_on_transition_only),
-		cmocka_unit_test(test_banned_event),
-		cmocka_unit_test(test_budget_and_table_events),
-		cmocka_unit_test(test_cap_is_burst_plus_rate_times_elapsed),
-		cmocka_unit_test(test_events_off),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,6 @@
  * definitions (a bucket of tokens; a log of admission times), not from
  * include/fg_gcra.h or fg_algos.h, plus hand-computed cases.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +22,7 @@ struct bpf_program;
 
 #include "ops/loader.h"
 #include "packets.h"
+#include "prog_test.h"
 #include "views/replay.h"
 
 #define MS  1000000ULL
@@ -31,6 +31,8 @@ struct bpf_program;
 #define T0  (1700000000ULL * SEC + 123456789ULL)
 
 static char workdir[] = "/tmp/fg-replay-test.XXXXXX";
+/* The work folder, made once for the feature's tests. */
+FG_PROG_GROUP_FIXTURE(workdir);
 
 struct frame {
 	__u64 t_ns;
@@ -288,13 +290,13 @@ static void check_hand_computed(bool pcapng)
 	fg_replay_result_free(&r);
 }
 
-static void test_hand_computed(void **state)
+FG_PROG_TEST(test_hand_computed)
 {
 	(void)state;
 	check_hand_computed(false);
 }
 
-static void test_hand_computed_pcapng(void **state)
+FG_PROG_TEST(test_hand_computed_pcapng)
 {
 	(void)state;
 	check_hand_computed(true);
@@ -339,7 +341,7 @@ static void check_sources(const struct fg_replay_result *r, const __u64 *sent,
 /* Several thousand frames from five sources over a few seconds, each to
  * one of the two policies, with gaps of 1 ns to 9 ms: both policies both
  * admit and refuse, and the reference says exactly how many. */
-static void test_against_reference(void **state)
+FG_PROG_TEST(test_against_reference)
 {
 	enum { N = 6000 };
 	struct frame *frames = calloc(N, sizeof(*frames));
@@ -395,7 +397,7 @@ static void test_against_reference(void **state)
 }
 
 /* snaplen: a frame captured with 64 of its 500 bytes is charged 500 bytes. */
-static void test_truncated_frames_cost_wire_length(void **state)
+FG_PROG_TEST(test_truncated_frames_cost_wire_length)
 {
 	struct pkt_spec big = {.family = 4, .src = "10.2.0.1", .proto = IPPROTO_UDP, .dport = 9};
 	struct frame frames[4];
@@ -441,13 +443,13 @@ static void check_cooked(int linktype)
 	fg_replay_result_free(&r);
 }
 
-static void test_sll(void **state)
+FG_PROG_TEST(test_sll)
 {
 	(void)state;
 	check_cooked(DLT_LINUX_SLL);
 }
 
-static void test_sll2(void **state)
+FG_PROG_TEST(test_sll2)
 {
 	(void)state;
 	check_cooked(DLT_LINUX_SLL2);
@@ -459,7 +461,7 @@ static void test_sll2(void **state)
  * latest time, from A's frame) it has a token again; at its own 1.5 s it
  * would not.
  */
-static void test_backwards_timestamps(void **state)
+FG_PROG_TEST(test_backwards_timestamps)
 {
 	struct pkt_spec a = {.family = 4, .src = "10.4.0.1", .proto = IPPROTO_UDP, .dport = 53};
 	struct pkt_spec b = {.family = 4, .src = "10.4.0.2", .proto = IPPROTO_UDP, .dport = 53};
@@ -481,7 +483,7 @@ static void test_backwards_timestamps(void **state)
 	fg_replay_result_free(&r);
 }
 
-static void test_bad_captures(void **state)
+FG_PROG_TEST(test_bad_captures)
 {
 	struct pkt_spec a = {.family = 4, .src = "10.5.0.1", .proto = IPPROTO_UDP, .dport = 53};
 	const struct frame frames[] = {AT(T0, a), AT(T0 + 1, a), AT(T0 + 2, a)};
@@ -520,7 +522,7 @@ static void test_bad_captures(void **state)
 }
 
 /* A frame shorter than an Ethernet header cannot reach XDP: skipped, counted. */
-static void test_runt_frames(void **state)
+FG_PROG_TEST(test_runt_frames)
 {
 	const char *path = work_path("runt.pcap");
 	pcap_t *dead =
@@ -541,7 +543,7 @@ static void test_runt_frames(void **state)
 	fg_replay_result_free(&r);
 }
 
-static int setup(void **state)
+int fg_fixture_workdir_setup(void **state)
 {
 	(void)state;
 	if (!mkdtemp(workdir))
@@ -549,32 +551,11 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
+int fg_fixture_workdir_teardown(void **state)
 {
 	char cmd[300];
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", workdir);
 	return system(cmd) ? -1 : 0;
-}
-
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hand_computed),
-		cmocka_unit_test(test_hand_computed_pcapng),
-		cmocka_unit_test(test_against_reference),
-		cmocka_unit_test(test_truncated_frames_cost_wire_length),
-		cmocka_unit_test(test_sll),
-		cmocka_unit_test(test_sll2),
-		cmocka_unit_test(test_backwards_timestamps),
-		cmocka_unit_test(test_bad_captures),
-		cmocka_unit_test(test_runt_frames),
-	};
-
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_replay: needs root (BPF_PROG_TEST_RUN); skipped\n");
-		return 77;
-	}
-	return cmocka_run_group_tests(tests, setup, teardown);
 }

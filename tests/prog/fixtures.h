@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What test_prog's features share: skeletons loaded with private maps and
+ * the injected clock, packets run through either program, the counters
+ * read back, and the per-test fixtures named in FG_PROG_TEST_WITH.
+ */
+#ifndef FG_TEST_FIXTURES_H
+#define FG_TEST_FIXTURES_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/pkt_cls.h>
+
+#include "base/clock.h"
+#include "floodgate.skel.h"
+#include "maps/skeleton.h"
+#include "packets.h"
+#include "prog_test.h"
+
+#define MS  FG_NS_PER_MS
+#define SEC FG_NS_PER_S
+#define T0  (1000 * SEC) /* an arbitrary, non-zero start for the test clock */
+
+/* The fixtures' config: five layers, from the most specific to the default. */
+extern const char test_config[];
+enum { P_SSH, P_DNS, P_PARTNERS, P_PING, P_DEFAULT };
+
+/* policies: test_config on fg_xdp, the test clock; *state is the skeleton. */
+int fg_fixture_policies_setup(void **state);
+int fg_fixture_policies_teardown(void **state);
+/* both_programs: the same with fg_tc loaded too. */
+int fg_fixture_both_programs_setup(void **state);
+int fg_fixture_both_programs_teardown(void **state);
+
+/* A UDP datagram from 10.0.0.1 to port 9. */
+extern const struct pkt_spec udp_a;
+
+struct floodgate_bpf *load_skel_with(const char *config, bool test_clock, bool naive);
+struct floodgate_bpf *load_with(const char *config);
+struct floodgate_bpf *load_sized(const char *config, int progs, __u32 max_sources, __u32 max_bans,
+				 bool fail_inserts);
+int push_config(struct floodgate_bpf *skel, const char *text);
+
+int run_prog(int prog_fd, const struct pkt_spec *spec, size_t truncate_to);
+int xdp_at(struct floodgate_bpf *skel, __u64 now, const struct pkt_spec *spec);
+int xdp_passed(struct floodgate_bpf *skel, __u64 now, const struct pkt_spec *spec, int n);
+int hook_passed(struct floodgate_bpf *skel, bool tc, __u64 now, const struct pkt_spec *spec, int n);
+
+struct fg_policy_stats policy_stats(struct floodgate_bpf *skel, __u32 index);
+struct fg_global_stats global_stats(struct floodgate_bpf *skel);
+__u32 fg_policy_id_of(struct floodgate_bpf *skel, const char *name);
+void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len, __u64 expires_ns);
+
+/* Pins the calling thread to CPU 0 (per-CPU budgets, caches and LRU free
+ * lists) and returns the mask to restore with sched_setaffinity(). */
+cpu_set_t stay_on_cpu0(void);
+
+#endif

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The per-CPU refusal cache: hot refusals skip the state lookup, and the
+ * cache never refuses what the state would admit.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+
+#include "fixtures.h"
+
+/* A source this CPU has just refused is refused again from the `refusals`
+ * cache, without the sources4 lookup, except the one refusal in 64 that
+ * the drop count samples. The cache never refuses what the state would
+ * admit: the bucket refills on time, an admission leaves the cached TAT
+ * behind, and a reload's looser policy applies at once. (A new generation after a
+ * reclaim: test_reload_reclaims_state.) */
+FG_PROG_TEST(test_refusal_cache)
+{
+	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = udp\nrate = 10/s\nburst = 2\n");
+	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
+	struct fg_source4_key key4;
+	struct fg_source_state source;
+	cpu_set_t all;
+	__u64 cached, sampled;
+
+	/* one CPU: the cache is per CPU */
+	all = stay_on_cpu0();
+	key.policy_id = fg_policy_id_of(skel, "p");
+	inet_pton(AF_INET, udp_a.src, key.addr);
+	key4 = fg_source4_key_of(&key);
+
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 2), 2);
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1000), 0);
+	cached = skel->bss->fg_test_cached_refusals;
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.sources4), &key4, &source), 0);
+	sampled = (source.dropped & FG_DROPPED_COUNT) / 64;
+	printf("1000 refusals of a hot source: %llu from the cache, %llu sampled\n",
+	       (unsigned long long)cached, (unsigned long long)sampled);
+	/* the first refusal fills the cache, each sampled one goes to the
+	 * state (and may be the first): 1 in 64, 15.6 expected */
+	assert_in_range(cached + sampled, 999, 1000);
+	assert_in_range(sampled, 2, 40);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, 1000);
+
+	/* TAT = T0 + 200 ms, tau = 200 ms: one token at T0 + 100 ms, not 1 ns before */
+	assert_int_equal(xdp_at(skel, T0 + 100 * MS - 1, &udp_a), XDP_DROP);
+	assert_int_equal(xdp_at(skel, T0 + 100 * MS, &udp_a), XDP_PASS);
+	/* the admission left the cached TAT behind, refusing nothing now: this
+	 * refusal goes to the state, and refills the cache */
+	cached = skel->bss->fg_test_cached_refusals;
+	assert_int_equal(xdp_at(skel, T0 + 100 * MS, &udp_a), XDP_DROP);
+	assert_int_equal(skel->bss->fg_test_cached_refusals, cached);
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &udp_a, 100), 0);
+	assert_true(skel->bss->fg_test_cached_refusals > cached);
+
+	/* a reload to burst 1000 at the same instant: admitted at once */
+	assert_int_equal(push_config(skel, "[policy p]\nmatch = udp\nrate = 10/s\nburst = 1000\n"),
+			 0);
+	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &udp_a, 10), 10);
+	sched_setaffinity(0, sizeof(all), &all);
+	floodgate_bpf__destroy(skel);
+}
