@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "base/err.h"
+
 struct fg_metrics;
 
 /* Writes every metric of the floodgate loaded on `ifname`. Returns 0, or
@@ -13,9 +15,10 @@ struct fg_metrics;
 int fg_metrics_render(const char *ifname, FILE *out);
 
 /* Serves /metrics on ADDR:PORT ([ADDR]:PORT for IPv6) from a thread of its
- * own. Returns an exit code: FG_EXIT_USAGE for a bad address, FG_EXIT_ENV
- * when it cannot be bound. */
-int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out);
+ * own. Returns 0, or -1 with `err`: FG_ERR_USAGE for a bad address,
+ * FG_ERR_ENV when it cannot be bound. */
+int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out,
+		     struct fg_err *err);
 void fg_metrics_stop(struct fg_metrics *metrics);
 
 #endif /* FG_METRICS_H */
