@@ -21,7 +21,7 @@ struct bpf_program;
 #include <pcap/dlt.h>
 #include <pcap/pcap.h>
 
-#include "cli/exit.h" /* until the read models return struct fg_err alone */
+#include "cli/exit.h"
 #include "packets.h"
 #include "views/replay.h"
 

@@ -197,7 +197,10 @@ static int load_or_adopt(const struct fg_run_opts *opts, struct fg_err *err)
 		pr_warn("adopting floodgate already loaded on %s (program id %u, generation "
 			"%llu)\n",
 			opts->ifname, rt.prog_id, (unsigned long long)rt.generation);
-		return reload(opts, err);
+		if (!reload(opts, err))
+			return 0;
+		err->msg[0] = '\0'; /* logged by reload(): the kind alone remains */
+		return -1;
 	}
 	if (!ret) {
 		/* Pins without a program (the interface was recreated):

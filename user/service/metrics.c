@@ -21,6 +21,7 @@
 
 #include "maps/batch.h"
 #include "maps/loaded.h"
+#include "ops/loader.h"
 #include "base/log.h"
 #include "service/metrics.h"
 #include "maps/pinned.h"
@@ -482,11 +483,10 @@ int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metric
 				 (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 16U,
 				 MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 	if (!metrics->daemon) {
-		int saved = errno;
-
+		fg_fail(err, FG_ERR_ENV, "cannot serve metrics on %s: %s", addr_port,
+			strerror(errno));
 		free(metrics);
-		return fg_fail(err, FG_ERR_ENV, "cannot serve metrics on %s: %s", addr_port,
-			       strerror(saved));
+		return -1;
 	}
 	*out = metrics;
 	return 0;
