@@ -20,7 +20,7 @@ struct bpf_program;
 #include <pcap/dlt.h>
 #include <pcap/pcap.h>
 
-#include "ops/loader.h"
+#include "cli/exit.h"
 #include "packets.h"
 #include "prog_test.h"
 #include "views/replay.h"

@@ -14,8 +14,9 @@
 
 #include "attach/attachment.h"
 #include "maps/pinned.h"
-#include "base/log.h"
 #include "attach/xdp_ext.h"
+#include "base/log.h"
+#include "base/util.h"
 
 #define MAX_PROG_MAPS 64
 
@@ -239,7 +240,7 @@ static __u32 xdp_ours(unsigned int ifindex, const struct fg_pin_ids *ids, bool d
 
 	if (bpf_xdp_query((int)ifindex, 0, &query))
 		return 0;
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
 		__u32 id = *modes[i].id;
 		int fd;
 
@@ -296,7 +297,8 @@ __u32 fg_find_attached(unsigned int ifindex, const struct fg_pin_ids *ids,
 	return id ? id : tc_ours(ifindex, ids, tc, false);
 }
 
-int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids, const struct fg_tc_place *tc)
+int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids, const struct fg_tc_place *tc,
+		   struct fg_err *err)
 {
 	int detached = 0;
 	__u32 id;
@@ -307,8 +309,8 @@ int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids, const str
 		detached++;
 	id = fg_find_attached(ifindex, ids, tc);
 	if (id) {
-		pr_warn("Error: floodgate's program %u is still attached to interface %u\n", id,
-			ifindex);
+		fg_fail(err, FG_ERR_SYSTEM,
+			"floodgate's program %u is still attached to interface %u", id, ifindex);
 		return -EBUSY;
 	}
 	return detached;

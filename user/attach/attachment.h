@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "base/err.h"
+
 #define FG_MAX_PIN_IDS 32
 
 /* The ids of the maps pinned in one folder. n == 0 means "match by name":
@@ -64,9 +66,9 @@ __u32 fg_find_attached(unsigned int ifindex, const struct fg_pin_ids *ids,
 		       const struct fg_tc_place *tc);
 
 /* Detaches every program of ours from ifindex (XDP, and tc at `tc`), then
- * checks that none remains. Returns how many were detached, or a negative
- * errno (-EBUSY: one is still attached). */
-int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids,
-		   const struct fg_tc_place *tc);
+ * checks that none remains. Returns how many were detached, or -EBUSY
+ * with `err` when one is still attached. */
+int fg_detach_ours(unsigned int ifindex, const struct fg_pin_ids *ids, const struct fg_tc_place *tc,
+		   struct fg_err *err);
 
 #endif /* FG_ATTACHMENT_H */

@@ -7,33 +7,33 @@
 #include "floodgate.skel.h"
 #include "attach/hook.h"
 #include "attach/xdp_ext.h"
-#include "base/log.h"
 
-int fg_attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode, __u32 *prog_id)
+int fg_attach_xdp(struct floodgate_bpf *skel, unsigned int ifindex, int mode, __u32 *prog_id,
+		  struct fg_err *err)
 {
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, xdp_opts, .obj = skel->obj, .prog_name = "fg_xdp");
 	struct xdp_program *prog;
-	int err;
+	int ret;
 
 	/* Without EXT, libxdp's dispatcher attempt can only fail, noisily. */
 	if (!fg_xdp_ext_allowed())
 		return fg_xdp_attach_alone(skel->obj, skel->progs.fg_xdp, ifindex,
-					   mode == FG_XDP_GENERIC, prog_id);
+					   mode == FG_XDP_GENERIC, prog_id, err);
 	prog = xdp_program__create(&xdp_opts);
-	err = libxdp_get_error(prog);
-	if (err) {
-		pr_warn("Error: libxdp cannot use the XDP program: %s\n", strerror(-err));
-		return err;
+	ret = libxdp_get_error(prog);
+	if (ret) {
+		fg_fail(err, FG_ERR_SYSTEM, "libxdp cannot use the XDP program: %s",
+			strerror(-ret));
+		return ret;
 	}
-	err = xdp_program__attach(prog, ifindex,
+	ret = xdp_program__attach(prog, ifindex,
 				  mode == FG_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
-	if (err) {
-		fg_xdp_explain_attach_error(err, ifindex);
-	} else {
+	if (ret)
+		fg_xdp_explain_attach_error(ret, ifindex, err);
+	else
 		*prog_id = xdp_program__id(prog);
-	}
 	xdp_program__close(prog);
-	return err;
+	return ret;
 }
 
 /* Is the program we recorded still attached where we put it? */

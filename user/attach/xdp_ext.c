@@ -61,52 +61,54 @@ static unsigned int interface_mtu(unsigned int ifindex)
 	return mtu;
 }
 
-void fg_xdp_explain_attach_error(int err, unsigned int ifindex)
+int fg_xdp_explain_attach_error(int ret, unsigned int ifindex, struct fg_err *err)
 {
-	if (err == -EOPNOTSUPP)
-		pr_warn("Error: the interface has no native XDP support "
-			"(try --mode generic or --hook tc)\n");
-	else if (err == -ERANGE)
+	if (ret == -EOPNOTSUPP)
+		fg_fail(err, FG_ERR_ENV,
+			"the interface has no native XDP support (try --mode generic or --hook "
+			"tc)");
+	else if (ret == -ERANGE)
 		/* The driver's reason (e.g. veth's "Peer MTU is too large to
 		 * set XDP") is in the kernel's extack, shown only with -v. */
-		pr_warn("Error: cannot attach native XDP: the MTU is too large for XDP on this "
-			"interface (its MTU is %u; for a veth, its peer's MTU counts: a frame must "
-			"fit in one page, about 3500 bytes). Lower the MTU (ip link set dev IFACE "
-			"mtu 1500, on both ends of a veth), or use --mode generic or --hook tc\n",
+		fg_fail(err, FG_ERR_SYSTEM,
+			"cannot attach native XDP: the MTU is too large for XDP on this interface "
+			"(its MTU is %u; for a veth, its peer's MTU counts: a frame must fit in "
+			"one page, about 3500 bytes). Lower the MTU (ip link set dev IFACE mtu "
+			"1500, on both ends of a veth), or use --mode generic or --hook tc",
 			interface_mtu(ifindex));
-	else if (err == -EBUSY || err == -EEXIST)
-		pr_warn("Error: another XDP program holds the interface, and this kernel refuses "
-			"the BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook "
-			"tc)\n");
+	else if (ret == -EBUSY || ret == -EEXIST)
+		fg_fail(err, FG_ERR_SYSTEM,
+			"another XDP program holds the interface, and this kernel refuses the "
+			"BPF_PROG_TYPE_EXT programs libxdp needs to share it (try --hook tc)");
 	else
-		pr_warn("Error: cannot attach XDP: %s\n", strerror(-err));
+		fg_fail(err, FG_ERR_SYSTEM, "cannot attach XDP: %s", strerror(-ret));
+	return ret;
 }
 
 int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsigned int ifindex,
-			bool generic, __u32 *prog_id)
+			bool generic, __u32 *prog_id, struct fg_err *err)
 {
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
-	int err = bpf_object__load(obj);
+	int ret = bpf_object__load(obj);
 
-	if (err) {
-		pr_warn("Error: cannot load the XDP program: %s\n", strerror(-err));
-		return err;
+	if (ret) {
+		fg_fail(err, FG_ERR_SYSTEM, "cannot load the XDP program: %s", strerror(-ret));
+		return ret;
 	}
 	pr_info("this kernel refuses BPF_PROG_TYPE_EXT: attaching without libxdp's dispatcher\n");
-	err = bpf_xdp_attach(ifindex, bpf_program__fd(prog),
+	ret = bpf_xdp_attach(ifindex, bpf_program__fd(prog),
 			     XDP_FLAGS_UPDATE_IF_NOEXIST |
 				     (generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE),
 			     NULL);
-	if (err) {
-		fg_xdp_explain_attach_error(err, ifindex);
-		return err;
-	}
-	err = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &info_len);
-	if (err) {
-		pr_warn("Error: cannot read the attached program's id: %s\n", strerror(-err));
+	if (ret)
+		return fg_xdp_explain_attach_error(ret, ifindex, err);
+	ret = bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &info_len);
+	if (ret) {
+		fg_fail(err, FG_ERR_SYSTEM, "cannot read the attached program's id: %s",
+			strerror(-ret));
 		bpf_xdp_detach(ifindex, generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, NULL);
-		return err;
+		return ret;
 	}
 	*prog_id = info.id;
 	return 0;

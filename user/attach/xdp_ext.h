@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "base/err.h"
+
 struct bpf_object;
 struct bpf_program;
 
@@ -16,13 +18,15 @@ struct bpf_program;
 bool fg_xdp_ext_allowed(void);
 
 /* Loads OBJ and attaches PROG to IFINDEX as the interface's only XDP
- * program, without libxdp. Says what failed; returns 0 or -errno. */
+ * program, without libxdp. Returns 0, or -errno with `err` saying what
+ * failed. */
 int fg_xdp_attach_alone(struct bpf_object *obj, struct bpf_program *prog, unsigned int ifindex,
-			bool generic, __u32 *prog_id);
+			bool generic, __u32 *prog_id, struct fg_err *err);
 
-/* Says why an XDP attach to IFINDEX failed with ERR (-errno) and what to
- * do: no native support, an MTU too large for XDP, the interface taken. */
-void fg_xdp_explain_attach_error(int err, unsigned int ifindex);
+/* Says in `err` why an XDP attach to IFINDEX failed with RET (-errno) and
+ * what to do: no native support (FG_ERR_ENV), an MTU too large for XDP,
+ * the interface taken. Returns RET. */
+int fg_xdp_explain_attach_error(int ret, unsigned int ifindex, struct fg_err *err);
 
 /* Describes, for `status`, how program PROG_ID holds IFINDEX: through
  * libxdp's dispatcher beside others, or alone. */

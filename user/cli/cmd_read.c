@@ -3,9 +3,10 @@
 #include "cli/commands.h"
 #include "cli/exit.h"
 #include "config/filemode.h"
-#include "ops/loader.h"
+#include "views/bans.h"
 #include "views/events.h"
 #include "views/replay.h"
+#include "views/report.h"
 #include "views/top.h"
 
 int fg_cli_status(const struct fg_cli_args *a)

@@ -12,9 +12,9 @@
 #include <bpf/bpf.h>
 
 #include "policy/readback.h"
-#include "ops/hostscope.h"
-#include "cli/exit.h" /* until ops return struct fg_err alone */
 #include "base/log.h"
+#include "ops/hostscope.h"
+#include "ops/steps.h"
 
 /* Opens DIR/NAME as a map if it is one of `type`, `key` and `value`
  * bytes; fills *info. Returns the fd or a negative errno. */
@@ -125,6 +125,8 @@ struct peer_check {
 	struct fg_policy_set *peer; /* scratch */
 };
 
+/* Stops the walk (1) at a peer that defines a host-scoped policy of ours
+ * differently, saying so on stderr. */
 static int check_peer(const char *dir, const char *name, void *ctx)
 {
 	struct peer_check *c = ctx;
@@ -148,7 +150,7 @@ static int check_peer(const char *dir, const char *name, void *ctx)
 				"(expected "
 				"another name)\n",
 				c->path, c->cfg->policies[i].line, p->name, p->id, name, q->name);
-			return FG_EXIT_CONFIG;
+			return 1;
 		}
 		q = fg_find_policy(c->peer, p->name);
 		if (!q || !(q->flags & FG_POLICY_HOST) || same_limit(p, q))
@@ -165,25 +167,26 @@ static int check_peer(const char *dir, const char *name, void *ctx)
 			fg_algorithm_name(p->algorithm), mine, (unsigned long long)my_burst,
 			p->prefix_v4, p->prefix_v6, name, fg_algorithm_name(q->algorithm), theirs,
 			(unsigned long long)their_burst, q->prefix_v4, q->prefix_v6, name);
-		return FG_EXIT_CONFIG;
+		return 1;
 	}
 	return 0;
 }
 
 int fg_host_check_peers(const char *ifname, const char *path, const struct fg_config *cfg,
-			const struct fg_compiled *compiled)
+			const struct fg_compiled *compiled, struct fg_err *err)
 {
 	struct peer_check c = {.path = path ? path : "<default>", .cfg = cfg, .compiled = compiled};
-	int ret;
+	int refused;
 
 	if (!fg_config_has_host(cfg))
-		return FG_EXIT_OK;
+		return 0;
 	c.peer = malloc(sizeof(*c.peer));
 	if (!c.peer)
-		return FG_EXIT_FAILURE;
-	ret = for_each_folder(ifname, true, check_peer, &c);
+		return fg_fail(err, FG_ERR_SYSTEM,
+			       "out of memory reading other interfaces' policies");
+	refused = for_each_folder(ifname, true, check_peer, &c);
 	free(c.peer);
-	return ret;
+	return refused ? fg_fail_reported(err, FG_ERR_CONFIG) : 0;
 }
 
 /* A complete interface folder whose host_sources is a host's table (a
@@ -205,25 +208,22 @@ static int find_in_peer(const char *dir, const char *name, void *ctx)
 }
 
 int fg_host_prepare(const char *ifname, const char *path, const struct fg_config *cfg,
-		    const struct fg_compiled *compiled, int *fd)
+		    const struct fg_compiled *compiled, int *fd, struct fg_err *err)
 {
 	struct bpf_map_info info;
-	int ret;
 
 	*fd = -1;
 	if (!fg_config_has_host(cfg))
-		return FG_EXIT_OK;
-	ret = fg_host_check_peers(ifname, path, cfg, compiled);
-	if (ret)
-		return ret;
+		return 0;
+	if (fg_host_check_peers(ifname, path, cfg, compiled, err))
+		return -1;
 	*fd = open_host_map(FG_HOST_DIR, &info);
-	if (*fd == -EPROTO) {
-		pr_warn("Error: %s/%s is not the table this floodgate shares (left by another "
-			"version?): unload every interface with scope = host policies, or remove "
-			"%s\n",
-			FG_HOST_DIR, FG_HOST_MAP, FG_HOST_DIR);
-		return FG_EXIT_STATE;
-	}
+	if (*fd == -EPROTO)
+		return fg_fail(err, FG_ERR_STATE,
+			       "%s/%s is not the table this floodgate shares (left by another "
+			       "version?): unload every interface with scope = host policies, or "
+			       "remove %s",
+			       FG_HOST_DIR, FG_HOST_MAP, FG_HOST_DIR);
 	/* The shared pin is gone (removed by hand) while an interface still
 	 * uses the table: share that one, not a new one. */
 	if (*fd < 0 && for_each_folder(ifname, true, find_in_peer, fd) == 1) {
@@ -236,7 +236,7 @@ int fg_host_prepare(const char *ifname, const char *path, const struct fg_config
 	}
 	if (*fd < 0) {
 		*fd = -1;
-		return FG_EXIT_OK;
+		return 0;
 	}
 	if (info.max_entries < cfg->max_sources) {
 		pr_warn("%s: max_sources = %u, but the host's table for scope = host (%s/%s) was "
@@ -246,9 +246,9 @@ int fg_host_prepare(const char *ifname, const char *path, const struct fg_config
 			info.max_entries, info.max_entries);
 		close(*fd);
 		*fd = -1;
-		return FG_EXIT_CONFIG;
+		return fg_fail_reported(err, FG_ERR_CONFIG);
 	}
-	return FG_EXIT_OK;
+	return 0;
 }
 
 static int map_id(int fd, __u32 *id)
@@ -262,42 +262,53 @@ static int map_id(int fd, __u32 *id)
 	return 0;
 }
 
-int fg_host_publish(const char *pin_dir, const struct fg_config *cfg)
+/* The host's table is already pinned: it must be the one the load in
+ * `pin_dir` reused (map `fd`). */
+static int check_published(int fd, int shared_fd, struct fg_err *err)
+{
+	__u32 ours = 0, shared = 0;
+	int ret = map_id(fd, &ours) ?: map_id(shared_fd, &shared);
+
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read the host's table: %s",
+			       strerror(-ret));
+	if (ours != shared)
+		return fg_fail(err, FG_ERR_SYSTEM,
+			       "%s/%s is another table than the one this load uses", FG_HOST_DIR,
+			       FG_HOST_MAP);
+	return 0;
+}
+
+int fg_host_publish(const char *pin_dir, const struct fg_config *cfg, struct fg_err *err)
 {
 	struct bpf_map_info info;
 	char path[PATH_MAX];
-	__u32 ours = 0, shared = 0;
-	int fd, shared_fd, err = 0;
+	int fd, shared_fd, ret = 0;
 
 	if (!fg_config_has_host(cfg))
 		return 0;
 	fd = open_host_map(pin_dir, &info);
-	if (fd < 0) {
-		pr_warn("Error: cannot open %s/%s: %s\n", pin_dir, FG_HOST_MAP, strerror(-fd));
-		return fd;
-	}
+	if (fd < 0)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot open %s/%s: %s", pin_dir, FG_HOST_MAP,
+			       strerror(-fd));
 	shared_fd = open_host_map(FG_HOST_DIR, &info);
 	if (shared_fd >= 0) {
 		/* Already the host's: the load reused it. */
-		err = map_id(fd, &ours) ?: map_id(shared_fd, &shared);
-		if (!err && ours != shared) {
-			pr_warn("Error: %s/%s is another table than the one this load uses\n",
-				FG_HOST_DIR, FG_HOST_MAP);
-			err = -EEXIST;
-		}
+		ret = check_published(fd, shared_fd, err);
 		close(shared_fd);
 		close(fd);
-		return err;
+		return ret;
 	}
 	snprintf(path, sizeof(path), "%s/%s", FG_HOST_DIR, FG_HOST_MAP);
 	if (mkdir(FG_HOST_DIR, 0700) && errno != EEXIST)
-		err = -errno;
-	if (!err && bpf_obj_pin(fd, path))
-		err = -errno;
-	if (err)
-		pr_warn("Error: cannot pin the host's table at %s: %s\n", path, strerror(-err));
+		ret = -errno;
+	if (!ret && bpf_obj_pin(fd, path))
+		ret = -errno;
 	close(fd);
-	return err;
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot pin the host's table at %s: %s", path,
+			       strerror(-ret));
+	return 0;
 }
 
 /* Does the folder pin the map whose id is *ctx? */

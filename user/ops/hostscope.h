@@ -19,6 +19,7 @@
 #ifndef FG_HOSTSCOPE_H
 #define FG_HOSTSCOPE_H
 
+#include "base/err.h"
 #include "config/config.h"
 #include "maps/pinned.h"
 #include "policy/policy.h"
@@ -31,21 +32,22 @@
  * host-scoped policy that another interface defines differently, and finds
  * the host's table if one exists, into *fd (to pass as fg_skel_opts.host_fd;
  * -1 when there is none yet or `cfg` has no host-scoped policy). Refuses a
- * table smaller than max_sources. Returns an exit code (enum fg_exit) with
- * a message; *fd is the caller's to close.
+ * table smaller than max_sources. Returns 0, or -1 with `err` (a refusal of
+ * the config, FG_ERR_CONFIG, is on stderr as FILE:LINE); *fd is the
+ * caller's to close.
  */
 int fg_host_prepare(const char *ifname, const char *path, const struct fg_config *cfg,
-		    const struct fg_compiled *compiled, int *fd);
+		    const struct fg_compiled *compiled, int *fd, struct fg_err *err);
 
 /* Before a reload of IFACE: the same refusal of differing definitions.
- * Returns an exit code. */
+ * Returns 0, or -1 with `err`. */
 int fg_host_check_peers(const char *ifname, const char *path, const struct fg_config *cfg,
-			const struct fg_compiled *compiled);
+			const struct fg_compiled *compiled, struct fg_err *err);
 
 /* After a load created its maps in `pin_dir`: when `cfg` has host-scoped
  * policies and the host has no table pinned yet, pins `pin_dir`'s as the
- * host's. Returns 0 or a negative errno (with a message). */
-int fg_host_publish(const char *pin_dir, const struct fg_config *cfg);
+ * host's. Returns 0, or -1 with `err`. */
+int fg_host_publish(const char *pin_dir, const struct fg_config *cfg, struct fg_err *err);
 
 /* Removes FG_HOST_DIR when no folder under FG_PIN_BASE pins its map any
  * more (under the pin folder lock). */

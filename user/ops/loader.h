@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The commands that load, change, inspect and remove floodgate on an
- * interface. Each returns a process exit code (enum fg_exit). */
+/*
+ * The operations that load, reload, check and remove floodgate on an
+ * interface (ops/loader.c, reload.c, unload.c). Each returns 0, or -1
+ * with `err` (base/err.h), and prints nothing on stdout: what it did is in
+ * its result, for the CLI to print and `floodgate run` to log.
+ */
 #ifndef FG_LOADER_H
 #define FG_LOADER_H
 
 #include <stdbool.h>
+#include <net/if.h>
 #include <linux/types.h>
 
-#include "cli/exit.h" /* until ops return struct fg_err alone */
+#include "base/err.h"
 
 struct fg_load_opts {
 	const char *ifname;	 /* NULL: the config's `interface` */
@@ -16,20 +21,40 @@ struct fg_load_opts {
 	int xdp_mode;		 /* enum fg_xdp_mode, or -1 for the config's */
 };
 
-int fg_cmd_load(const struct fg_load_opts *opts);
-int fg_cmd_reload(const char *ifname, const char *config_path);
-int fg_cmd_unload(const char *ifname);
-int fg_cmd_status(const char *ifname, bool json);
-int fg_cmd_stats(const char *ifname, bool json);
-int fg_cmd_check(const char *config_path);
+struct fg_load_result {
+	char ifname[IF_NAMESIZE]; /* the interface: given, or the config's */
+	__u32 hook;		  /* enum fg_hook */
+	__u32 xdp_mode;		  /* enum fg_xdp_mode */
+	unsigned int n_policies;
+	/* Took over from a floodgate of another map layout (ops/upgrade.c),
+	 * whose log line said what was kept. */
+	bool upgraded;
+};
 
-struct fg_pinned;
-struct floodgate_bpf;
+struct fg_reload_result {
+	unsigned int n_policies;
+	bool upgraded; /* as fg_load_result's */
+};
 
-/* user/bans.c. A ban without a duration lasts until unbanned; a /0 needs
- * `force`. */
-int fg_cmd_ban(const char *ifname, const char *target, const char *duration, bool force);
-int fg_cmd_unban(const char *ifname, const char *target);
-int fg_cmd_bans(const char *ifname, bool json);
+/* How an unload found the interface. */
+enum fg_unloaded {
+	FG_UNLOADED,	       /* detached the program, removed the pins */
+	FG_UNLOADED_PINS_ONLY, /* the program was gone: the pins removed */
+	FG_UNLOADED_STAGING,   /* what an interrupted load left */
+	FG_UNLOADED_ORPHAN,    /* a floodgate program whose pins were gone */
+};
+
+int fg_load(const struct fg_load_opts *opts, struct fg_load_result *res, struct fg_err *err);
+int fg_reload(const char *ifname, const char *config_path, struct fg_reload_result *res,
+	      struct fg_err *err);
+int fg_unload(const char *ifname, enum fg_unloaded *how, struct fg_err *err);
+/* Parses and compiles the config (NULL: the built-in one) without loading
+ * it: *n_policies. */
+int fg_check_config(const char *config_path, unsigned int *n_policies, struct fg_err *err);
+
+/* Where a load attached: "xdp native", "xdp generic" or "tc ingress". */
+const char *fg_hook_text(__u32 hook, __u32 xdp_mode);
+/* What to add to "floodgate unloaded from IFACE": "" or " (why)". */
+const char *fg_unloaded_note(enum fg_unloaded how);
 
 #endif /* FG_LOADER_H */

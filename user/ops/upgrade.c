@@ -36,7 +36,6 @@
 #include "attach/hook.h"
 #include "floodgate.skel.h"
 #include "ops/hostscope.h"
-#include "cli/exit.h" /* until ops return struct fg_err alone */
 #include "base/log.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
@@ -45,117 +44,26 @@
 
 #define NOTE_LENGTH 512
 
-struct old_map {
-	int fd; /* -1: this build's map is not among the old pins */
-	struct bpf_map_info info;
-	bool kept; /* the row's state survives: shared, or copied */
-};
-
 struct upgrade {
 	const char *ifname;
 	const char *pin_dir;
 	char staging[PATH_MAX];
-	struct old_map *old;  /* one per fg_pinned_maps[] row */
-	struct fg_runtime rt; /* the old record's prefix, then the new record */
+	struct fg_old_map *old; /* one per fg_pinned_maps[] row */
+	struct fg_runtime rt;	/* the old record's prefix, then the new record */
 	struct floodgate_bpf *skel;
 	char shared[NOTE_LENGTH], converted[NOTE_LENGTH], reset[NOTE_LENGTH];
 };
 
-static __u32 fnv1a(__u32 hash, const void *data, size_t len)
+/* A step failed with `err`: says why, before the failure of the whole
+ * upgrade that follows, and returns `ret` (a negative errno). */
+static int logged(const struct fg_err *err, int ret)
 {
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		hash = (hash ^ p[i]) * 16777619u;
-	return hash;
+	if (err->msg[0])
+		pr_warn("Error: %s\n", err->msg);
+	return ret;
 }
 
-static __u32 row_hash(__u32 hash, const char *name, __u32 type, __u32 key, __u32 value)
-{
-	const __u32 sizes[] = {type, key, value};
-
-	hash = fnv1a(hash, name, strlen(name) + 1);
-	return fnv1a(hash, sizes, sizeof(sizes));
-}
-
-__u32 fg_layout_hash(void)
-{
-	__u32 hash = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < fg_pinned_map_count; i++)
-		hash = row_hash(hash, fg_pinned_maps[i].name, fg_pinned_maps[i].type,
-				fg_pinned_maps[i].key_size, fg_pinned_maps[i].value_size);
-	return hash;
-}
-
-/* The same hash over what is pinned: a missing map hashes as all zeros. */
-static __u32 pinned_layout_hash(const struct upgrade *u)
-{
-	__u32 hash = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < fg_pinned_map_count; i++)
-		hash = row_hash(hash, fg_pinned_maps[i].name, u->old[i].info.type,
-				u->old[i].info.key_size, u->old[i].info.value_size);
-	return hash;
-}
-
-static bool same_layout(const struct fg_pinned_map *row, const struct old_map *old)
-{
-	return old->fd >= 0 && old->info.type == row->type && old->info.key_size == row->key_size &&
-	       old->info.value_size == row->value_size;
-}
-
-static void open_old_maps(const char *pin_dir, struct old_map *old)
-{
-	char path[PATH_MAX];
-	size_t i;
-
-	for (i = 0; i < fg_pinned_map_count; i++) {
-		__u32 len = sizeof(old[i].info);
-
-		memset(&old[i].info, 0, sizeof(old[i].info));
-		snprintf(path, sizeof(path), "%s/%s", pin_dir, fg_pinned_maps[i].name);
-		old[i].fd = bpf_obj_get(path);
-		if (old[i].fd >= 0 && bpf_obj_get_info_by_fd(old[i].fd, &old[i].info, &len)) {
-			close(old[i].fd);
-			old[i].fd = -1;
-		}
-		if (old[i].fd < 0)
-			memset(&old[i].info, 0, sizeof(old[i].info));
-	}
-}
-
-static void close_old_maps(struct old_map *old)
-{
-	size_t i;
-
-	for (i = 0; old && i < fg_pinned_map_count; i++)
-		if (old[i].fd >= 0)
-			close(old[i].fd);
-}
-
-bool fg_upgrade_needed(const char *pin_dir)
-{
-	struct old_map *old = calloc(fg_pinned_map_count, sizeof(*old));
-	bool needed = false, any = false;
-	size_t i;
-
-	if (!old)
-		return false;
-	open_old_maps(pin_dir, old);
-	for (i = 0; i < fg_pinned_map_count; i++) {
-		any |= old[i].fd >= 0;
-		needed |= !same_layout(&fg_pinned_maps[i], &old[i]);
-	}
-	close_old_maps(old);
-	free(old);
-	return any && needed;
-}
-
-static struct old_map *old_of(struct upgrade *u, const char *name)
+static struct fg_old_map *old_of(struct upgrade *u, const char *name)
 {
 	return &u->old[fg_pinned_find(name) - fg_pinned_maps];
 }
@@ -167,50 +75,25 @@ static void note(char *list, const char *what)
 	snprintf(list + len, NOTE_LENGTH - len, "%s%s", len ? ", " : "", what);
 }
 
-/* Reads one entry of an old map into a zeroed buffer of this build's
- * value size: the prefix both layouts share (per CPU for a per-CPU map).
- * Returns 0 or a negative errno. */
-static int read_prefix(const struct old_map *old, const void *key, void *out, __u32 new_size,
-		       bool percpu)
-{
-	int ncpus = percpu ? libbpf_num_possible_cpus() : 1, cpu;
-	__u32 old_size = old->info.value_size, old_stride = (old_size + 7) & ~7U;
-	__u32 new_stride = (new_size + 7) & ~7U;
-	__u32 common = old_size < new_size ? old_size : new_size;
-	char *buf = calloc(ncpus, old_stride);
-	int err = 0;
-
-	if (!buf)
-		return -ENOMEM;
-	memset(out, 0, (size_t)ncpus * new_stride);
-	if (bpf_map_lookup_elem(old->fd, key, buf))
-		err = -errno;
-	for (cpu = 0; !err && cpu < ncpus; cpu++)
-		memcpy((char *)out + (size_t)cpu * new_stride, buf + (size_t)cpu * old_stride,
-		       common);
-	free(buf);
-	return err;
-}
-
 /* Reads the old runtime record: where the old program is attached. */
 static int read_old_runtime(struct upgrade *u)
 {
-	struct old_map *old = old_of(u, "runtime");
+	struct fg_old_map *old = old_of(u, "runtime");
 	__u32 zero = 0;
 
 	if (old->fd < 0 || old->info.value_size < offsetof(struct fg_runtime, loaded_at))
 		return -EPROTO;
-	return read_prefix(old, &zero, &u->rt, sizeof(u->rt), false);
+	return fg_old_read_prefix(old, &zero, &u->rt, sizeof(u->rt), false);
 }
 
 /* A per-source table or the bans is shared when the new program can use
  * the old map as it is: same layout, and the size the config asks for. */
-static bool shareable(const struct fg_pinned_map *row, const struct old_map *old,
+static bool shareable(const struct fg_pinned_map *row, const struct fg_old_map *old,
 		      const struct fg_config *cfg)
 {
 	if (!row->policy_state && strcmp(row->name, "bans"))
 		return false;
-	if (!same_layout(row, old))
+	if (!fg_same_layout(row, old))
 		return false;
 	return !row->entries || old->info.max_entries == row->entries(cfg);
 }
@@ -272,12 +155,12 @@ static int write_runtime(struct upgrade *u, const struct fg_config *cfg)
 }
 
 /* One entry of a (per-CPU) counter map, converted by its prefix. */
-static int carry_entry(const struct old_map *old, __u32 old_key, int new_fd, __u32 new_key,
+static int carry_entry(const struct fg_old_map *old, __u32 old_key, int new_fd, __u32 new_key,
 		       __u32 value_size)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	void *value = calloc(ncpus, (value_size + 7) & ~7U);
-	int err = value ? read_prefix(old, &old_key, value, value_size, true) : -ENOMEM;
+	int err = value ? fg_old_read_prefix(old, &old_key, value, value_size, true) : -ENOMEM;
 
 	if (!err && bpf_map_update_elem(new_fd, &new_key, value, BPF_ANY))
 		err = -errno;
@@ -289,7 +172,8 @@ static int carry_entry(const struct old_map *old, __u32 old_key, int new_fd, __u
  * (which needs the old policy set in a layout this build reads). */
 static int carry_counters(struct upgrade *u, const struct fg_policy_set *set)
 {
-	struct old_map *old_sets = old_of(u, "policy_sets"), *old_stats = old_of(u, "policy_stats");
+	struct fg_old_map *old_sets = old_of(u, "policy_sets"),
+			  *old_stats = old_of(u, "policy_stats");
 	struct fg_policy_set *old_set = NULL;
 	__u32 slot = u->rt.active_slot & (FG_POLICY_SLOTS - 1), i;
 	int err;
@@ -302,7 +186,7 @@ static int carry_counters(struct upgrade *u, const struct fg_policy_set *set)
 	if (err)
 		return err;
 	note(old_of(u, "global_stats")->fd < 0 ? u->reset : u->converted, "global counters");
-	if (!same_layout(fg_pinned_find("policy_sets"), old_sets) || old_stats->fd < 0) {
+	if (!fg_same_layout(fg_pinned_find("policy_sets"), old_sets) || old_stats->fd < 0) {
 		note(u->reset, "policy counters (the old policy set is unreadable)");
 		return 0;
 	}
@@ -325,36 +209,45 @@ static int carry_counters(struct upgrade *u, const struct fg_policy_set *set)
 	return err;
 }
 
+struct ban_copy {
+	const struct fg_old_map *old;
+	int new_fd;
+	long copied;
+};
+
+static int copy_ban(const void *key, void *ctx)
+{
+	struct ban_copy *c = ctx;
+	struct fg_ban ban;
+
+	if (fg_old_read_prefix(c->old, key, &ban, sizeof(ban), false))
+		return 0; /* unbanned meanwhile */
+	if (bpf_map_update_elem(c->new_fd, key, &ban, BPF_ANY))
+		return -errno;
+	c->copied++;
+	return 0;
+}
+
 /* Bans that could not be shared: copied entry by entry, each record
  * converted by its prefix, when the key is unchanged. */
 static int carry_bans(struct upgrade *u, const struct fg_config *cfg)
 {
 	const struct fg_pinned_map *row = fg_pinned_find("bans");
-	struct old_map *old = old_of(u, "bans");
-	struct fg_src_lpm_key key, next;
-	int new_fd = bpf_map__fd(u->skel->maps.bans);
-	void *prev = NULL;
+	struct ban_copy c = {.old = old_of(u, "bans"), .new_fd = bpf_map__fd(u->skel->maps.bans)};
 	char what[64];
-	long n = 0;
+	int err;
 
-	if (shareable(row, old, cfg))
+	if (shareable(row, c.old, cfg))
 		return 0;
-	if (old->fd < 0 || old->info.type != row->type || old->info.key_size != row->key_size) {
+	if (c.old->fd < 0 || c.old->info.type != row->type ||
+	    c.old->info.key_size != row->key_size) {
 		note(u->reset, "bans (their key changed)");
 		return 0;
 	}
-	while (!bpf_map_get_next_key(old->fd, prev, &next)) {
-		struct fg_ban ban;
-
-		key = next;
-		prev = &key;
-		if (read_prefix(old, &key, &ban, sizeof(ban), false))
-			continue; /* unbanned meanwhile */
-		if (bpf_map_update_elem(new_fd, &key, &ban, BPF_ANY))
-			return -errno;
-		n++;
-	}
-	snprintf(what, sizeof(what), "%ld bans", n);
+	err = fg_map_for_each_key(c.old->fd, sizeof(struct fg_src_lpm_key), copy_ban, &c);
+	if (err)
+		return err;
+	snprintf(what, sizeof(what), "%ld bans", c.copied);
 	note(u->converted, what);
 	return 0;
 }
@@ -395,13 +288,13 @@ long fg_upgrade_split_sources(int old_fd, int sources4_fd, int sources_fd)
  * time the copy takes (about a second per million sources) is not carried. */
 static int carry_sources(struct upgrade *u)
 {
-	struct old_map *old = old_of(u, "sources");
+	struct fg_old_map *old = old_of(u, "sources");
 	char what[96];
 	long n;
 
 	if (!before_sources4(u))
 		return 0; /* shared, or reset like any other table */
-	if (!same_layout(fg_pinned_find("sources"), old))
+	if (!fg_same_layout(fg_pinned_find("sources"), old))
 		return 0; /* its key or value changed too: reset */
 	n = fg_upgrade_split_sources(old->fd, bpf_map__fd(u->skel->maps.sources4),
 				     bpf_map__fd(u->skel->maps.sources));
@@ -438,15 +331,16 @@ static int attach_beside_in_dispatcher(struct upgrade *u, const struct fg_config
 {
 	const struct fg_skel_opts opts = {.pin_dir = u->staging, .progs = (int)u->rt.hook};
 	struct floodgate_bpf *skel = fg_skel_open(cfg, &opts);
+	struct fg_err attach_err = {0};
 	__u32 new_id = 0;
 	int err;
 
 	if (!skel)
 		return -errno;
-	err = fg_attach_xdp(skel, u->rt.ifindex, u->rt.xdp_mode, &new_id);
+	err = fg_attach_xdp(skel, u->rt.ifindex, u->rt.xdp_mode, &new_id, &attach_err);
 	floodgate_bpf__destroy(skel);
 	if (err)
-		return err;
+		return logged(&attach_err, err);
 	err = fg_xdp_detach_component(u->rt.ifindex, u->rt.prog_id);
 	if (err) {
 		/* Both run; take the new one out again, leaving the old. */
@@ -526,16 +420,18 @@ static int prepare(struct upgrade *u, const struct fg_config *cfg,
 	struct fg_pinned maps;
 	int host_fd = -1, err;
 
+	struct fg_err host_err = {0};
+
 	fg_pinned_remove(u->staging);
 	if (mkdir(u->staging, 0700))
 		return -errno;
-	if (fg_host_prepare(u->ifname, NULL, cfg, compiled, &host_fd))
-		return -EINVAL;
+	if (fg_host_prepare(u->ifname, NULL, cfg, compiled, &host_fd, &host_err))
+		return logged(&host_err, -EINVAL);
 	err = open_new(u, cfg, host_fd);
 	if (host_fd >= 0)
 		close(host_fd);
-	if (!err)
-		err = fg_host_publish(u->staging, cfg);
+	if (!err && fg_host_publish(u->staging, cfg, &host_err))
+		err = logged(&host_err, -EINVAL);
 	if (!err)
 		err = write_runtime(u, cfg);
 	if (!err)
@@ -570,61 +466,69 @@ static void log_outcome(const struct upgrade *u, __u32 old_layout)
 		reset[0] ? reset : "nothing");
 }
 
+/* Switches to the prepared program and folder. */
+static int take_over(struct upgrade *u, const struct fg_config *cfg, struct fg_err *err)
+{
+	int ret = attach_over(u, cfg);
+
+	if (ret) {
+		fg_pinned_remove(u->staging);
+		return fg_fail(err, FG_ERR_SYSTEM,
+			       "cannot put the new program in place of program %u on %s: %s (the "
+			       "running floodgate is untouched)",
+			       u->rt.prog_id, u->ifname, strerror(-ret));
+	}
+	ret = fg_pinned_update_runtime(u->staging, &u->rt);
+	if (!ret)
+		ret = swap_folders(u);
+	/* The new program runs; only its record or pins are off. */
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM,
+			       "the new program %u runs on %s, but its pins could not replace the "
+			       "old ones: %s",
+			       u->rt.prog_id, u->ifname, strerror(-ret));
+	return 0;
+}
+
 int fg_upgrade(const char *ifname, const char *pin_dir, const struct fg_config *cfg,
-	       const struct fg_compiled *compiled)
+	       const struct fg_compiled *compiled, struct fg_err *err)
 {
 	struct upgrade u = {.ifname = ifname, .pin_dir = pin_dir};
-	int ret = FG_EXIT_FAILURE, err;
 	__u32 old_layout;
+	int ret = -1;
 
 	u.old = calloc(fg_pinned_map_count, sizeof(*u.old));
 	if (!u.old)
-		return FG_EXIT_FAILURE;
-	open_old_maps(pin_dir, u.old);
-	old_layout = pinned_layout_hash(&u);
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the old pins");
+	fg_open_old_maps(pin_dir, u.old);
+	old_layout = fg_old_layout_hash(u.old);
 	/* A colon is in no interface's name, so this folder cannot be one's. */
 	snprintf(u.staging, sizeof(u.staging), "%s:upgrade", pin_dir);
 	if (read_old_runtime(&u) || u.rt.ifindex != if_nametoindex(ifname) ||
 	    !fg_still_attached(&u.rt)) {
-		pr_warn("Error: the maps pinned in %s have another layout (%08x, this build's is "
-			"%08x) and no program of theirs is attached to %s to take over from: "
-			"remove them (rm -r %s) and load again\n",
+		fg_fail(err, FG_ERR_STATE,
+			"the maps pinned in %s have another layout (%08x, this build's is %08x) "
+			"and "
+			"no program of theirs is attached to %s to take over from: remove them "
+			"(rm -r %s) and load again",
 			pin_dir, old_layout, fg_layout_hash(), ifname, pin_dir);
-		ret = FG_EXIT_STATE;
 		goto out;
 	}
-	err = prepare(&u, cfg, compiled);
-	if (err) {
-		pr_warn("Error: cannot prepare the new maps in %s: %s (the running floodgate is "
-			"untouched)\n",
-			u.staging, strerror(-err));
-		goto undo;
-	}
-	err = attach_over(&u, cfg);
-	if (err) {
-		pr_warn("Error: cannot put the new program in place of program %u on %s: %s (the "
-			"running floodgate is untouched)\n",
-			u.rt.prog_id, ifname, strerror(-err));
-		goto undo;
-	}
-	err = fg_pinned_update_runtime(u.staging, &u.rt);
-	if (!err)
-		err = swap_folders(&u);
-	if (err) {
-		/* The new program runs; only its record or pins are off. */
-		pr_warn("Error: the new program %u runs on %s, but its pins could not replace the "
-			"old ones: %s\n",
-			u.rt.prog_id, ifname, strerror(-err));
+	ret = prepare(&u, cfg, compiled);
+	if (ret) {
+		fg_pinned_remove(u.staging);
+		fg_fail(err, FG_ERR_SYSTEM,
+			"cannot prepare the new maps in %s: %s (the running floodgate is "
+			"untouched)",
+			u.staging, strerror(-ret));
 		goto out;
 	}
-	log_outcome(&u, old_layout);
-	ret = FG_EXIT_OK;
-	goto out;
-undo:
-	fg_pinned_remove(u.staging);
+	ret = take_over(&u, cfg, err);
+	if (!ret)
+		log_outcome(&u, old_layout);
 out:
 	floodgate_bpf__destroy(u.skel);
-	close_old_maps(u.old);
+	fg_close_old_maps(u.old);
 	free(u.old);
-	return ret;
+	return ret ? -1 : 0;
 }

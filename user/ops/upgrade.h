@@ -11,17 +11,10 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "base/err.h"
 #include "config/config.h"
+#include "ops/layout.h" /* fg_layout_hash, fg_upgrade_needed */
 #include "policy/policy.h"
-
-/* This build's layout: FNV-1a over every fg_pinned_maps[] row's name,
- * type, key and value size (sizeof, fixed at build time). */
-__u32 fg_layout_hash(void);
-
-/* Does the floodgate pinned in `pin_dir` have another layout: a map whose
- * type or sizes differ from this build's, or one this build pins that is
- * missing? False when the folder is this build's (or unreadable). */
-bool fg_upgrade_needed(const char *pin_dir);
 
 /*
  * Replaces the floodgate pinned in `pin_dir` on `ifname` (attached, of
@@ -29,11 +22,11 @@ bool fg_upgrade_needed(const char *pin_dir);
  * `compiled`), with no moment unprotected: per-source state and bans of an
  * unchanged layout are shared with the old program, bans and counters of
  * an appended layout are converted, the rest is rebuilt or reset, and a
- * log line says which. The caller holds the pin lock. Returns an exit code
- * (enum fg_exit); on failure the old floodgate still runs, untouched.
+ * log line says which. The caller holds the pin lock. Returns 0, or -1
+ * with `err`; on failure the old floodgate still runs, untouched.
  */
 int fg_upgrade(const char *ifname, const char *pin_dir, const struct fg_config *cfg,
-	       const struct fg_compiled *compiled);
+	       const struct fg_compiled *compiled, struct fg_err *err);
 
 /* From a layout before `sources4` (one `sources` for every family): copies
  * each entry of the old table `old_fd` into the new ones, IPv4 keys

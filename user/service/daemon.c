@@ -18,22 +18,22 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 
-#include "policy/readback.h"
-#include "maps/loaded.h"
 #include "attach/hook.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "config/config.h"
+#include "config/values.h"
+#include "maps/loaded.h"
+#include "maps/pinned.h"
+#include "ops/loader.h"
+#include "policy/readback.h"
 #include "service/daemon.h"
 #include "service/fleet.h"
-#include "ops/loader.h"
-#include "base/log.h"
 #include "service/metrics.h"
-#include "maps/pinned.h"
-#include "views/report.h"
-#include "config/values.h"
 
 /* How often the loop wakes without a signal: to check that floodgate is
  * still loaded, and to feed the watchdog (at least twice per period). */
-#define POLL_NS (1000ULL * 1000 * 1000)
+#define POLL_NS FG_NS_PER_S
 
 /* The journal reads "<N>" priority prefixes from a service's stderr; a
  * person at a terminal should not see them. systemd sets JOURNAL_STREAM to
@@ -115,25 +115,41 @@ static void log_changes(const struct fg_policy_set *before, const struct fg_poli
 		pr_warn("no policy changed (matches, lists and global keys may have)\n");
 }
 
-/* Reloads the config live and says what changed; on failure the running
- * policy stays and the reason has been logged (FILE:LINE: for a bad file). */
-static int reload(const struct fg_run_opts *opts)
+/* Logs a failed operation's message (a refusal of the config is on
+ * stderr already, as FILE:LINE). */
+static void log_failure(const struct fg_err *err)
+{
+	if (err->msg[0])
+		pr_warn("Error: %s\n", err->msg);
+}
+
+/* Reloads the config live and says what changed. On failure the running
+ * policy stays, and the reason is logged (FILE:LINE: for a bad file). */
+static int reload(const struct fg_run_opts *opts, struct fg_err *err)
 {
 	struct fg_policy_set *before = malloc(sizeof(*before));
 	struct fg_policy_set *after = malloc(sizeof(*after));
 	const char *path = opts->config_path ? opts->config_path : "the built-in policy";
+	struct fg_reload_result res;
 	bool known;
-	int ret = FG_EXIT_FAILURE;
+	int ret = -1;
 
-	if (!before || !after)
-		goto out;
-	known = read_policies(opts->ifname, before, NULL);
-	pr_warn("reloading %s on %s\n", path, opts->ifname);
-	ret = fg_cmd_reload(opts->ifname, opts->config_path);
-	if (ret) {
-		pr_warn("reload of %s failed (exit %d): the running policy stays\n", path, ret);
+	if (!before || !after) {
+		fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the policies");
 		goto out;
 	}
+	known = read_policies(opts->ifname, before, NULL);
+	pr_warn("reloading %s on %s\n", path, opts->ifname);
+	ret = fg_reload(opts->ifname, opts->config_path, &res, err);
+	if (ret) {
+		log_failure(err);
+		pr_warn("reload of %s %s: the running policy stays\n", path,
+			err->kind == FG_ERR_CONFIG ? "refused" : "failed");
+		goto out;
+	}
+	if (!res.upgraded)
+		pr_warn("floodgate policy on %s reloaded: %u policies\n", opts->ifname,
+			res.n_policies);
 	if (known && read_policies(opts->ifname, after, NULL))
 		log_changes(before, after);
 out:
@@ -142,41 +158,65 @@ out:
 	return ret;
 }
 
+static int load(const struct fg_run_opts *opts, struct fg_err *err)
+{
+	const struct fg_load_opts load = {.ifname = opts->ifname,
+					  .config_path = opts->config_path,
+					  .hook = -1,
+					  .xdp_mode = -1};
+	struct fg_load_result res;
+
+	if (fg_load(&load, &res, err))
+		return -1;
+	if (!res.upgraded)
+		pr_warn("floodgate loaded on %s (%s), %u policies\n", res.ifname,
+			fg_hook_text(res.hook, res.xdp_mode), res.n_policies);
+	return 0;
+}
+
+static int unload(const struct fg_run_opts *opts, struct fg_err *err)
+{
+	enum fg_unloaded how;
+
+	if (fg_unload(opts->ifname, &how, err))
+		return -1;
+	pr_warn("floodgate unloaded from %s%s\n", opts->ifname, fg_unloaded_note(how));
+	return 0;
+}
+
 /* Loads, or adopts a floodgate that is already attached to the interface
  * (after a crash, a kill -9 or an upgrade) and brings it to the config. */
-static int load_or_adopt(const struct fg_run_opts *opts)
+static int load_or_adopt(const struct fg_run_opts *opts, struct fg_err *err)
 {
 	struct fg_policy_set *set = malloc(sizeof(*set));
-	struct fg_load_opts load = {.ifname = opts->ifname,
-				    .config_path = opts->config_path,
-				    .hook = -1,
-				    .xdp_mode = -1};
 	struct fg_runtime rt;
-	int err = set ? open_policies(opts->ifname, set, &rt) : -ENOMEM;
-	int ret = FG_EXIT_OK;
+	int ret = set ? open_policies(opts->ifname, set, &rt) : -ENOMEM;
 
 	free(set);
-	if (!err && fg_still_attached(&rt)) {
+	if (!ret && fg_still_attached(&rt)) {
 		pr_warn("adopting floodgate already loaded on %s (program id %u, generation "
 			"%llu)\n",
 			opts->ifname, rt.prog_id, (unsigned long long)rt.generation);
-		return reload(opts);
+		if (!reload(opts, err))
+			return 0;
+		err->msg[0] = '\0'; /* logged by reload(): the kind alone remains */
+		return -1;
 	}
-	if (!err) {
+	if (!ret) {
 		/* Pins without a program (the interface was recreated):
 		 * start over. */
 		pr_warn("floodgate's pins on %s have no attached program: loading afresh\n",
 			opts->ifname);
-		ret = fg_cmd_unload(opts->ifname);
-	} else if (err == -EPROTO) {
+		if (unload(opts, err))
+			return -1;
+	} else if (ret == -EPROTO) {
 		/* Another build's layout: load takes over from it. */
 		pr_warn("floodgate on %s has another map layout: upgrading it\n", opts->ifname);
-	} else if (err != -ENOENT) {
-		pr_warn("Error: the maps pinned for %s cannot be adopted (%s)\n", opts->ifname,
-			strerror(-err));
-		return FG_EXIT_FAILURE;
+	} else if (ret != -ENOENT) {
+		return fg_fail(err, FG_ERR_SYSTEM, "the maps pinned for %s cannot be adopted (%s)",
+			       opts->ifname, strerror(-ret));
 	}
-	return ret ? ret : fg_cmd_load(&load);
+	return load(opts, err);
 }
 
 /* Starts the fleet sync when the config has a [fleet] section; *fleet
@@ -208,29 +248,35 @@ static bool still_loaded(const char *ifname)
 	return !access(pin_dir, F_OK);
 }
 
+enum fg_run_end {
+	FG_RUN_STOPPED,	 /* SIGTERM or SIGINT */
+	FG_RUN_UNLOADED, /* floodgate was unloaded by someone else */
+};
+
 /* Waits for signals; returns when told to stop, or when floodgate was
- * unloaded behind our back (then there is nothing left to serve). */
-static int serve(const struct fg_run_opts *opts, const sigset_t *signals, struct fg_fleet **fleet)
+ * unloaded behind our back (then there is nothing left to serve). A
+ * reload that fails leaves the running policy, and the service, as they
+ * were. */
+static enum fg_run_end serve(const struct fg_run_opts *opts, const sigset_t *signals,
+			     struct fg_fleet **fleet)
 {
-	struct timespec poll = {.tv_sec = POLL_NS / 1000000000ULL,
-				.tv_nsec = POLL_NS % 1000000000ULL};
+	struct timespec poll = fg_timespec_of(POLL_NS);
 	uint64_t watchdog_usec = 0;
 	siginfo_t info;
 
-	if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec / 2 * 1000 < POLL_NS) {
-		poll.tv_sec = watchdog_usec / 2 / 1000000;
-		poll.tv_nsec = watchdog_usec / 2 % 1000000 * 1000;
-	}
+	if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec / 2 * 1000 < POLL_NS)
+		poll = fg_timespec_of(watchdog_usec / 2 * FG_NS_PER_US);
 	for (;;) {
 		int sig = sigtimedwait(signals, &info, &poll);
+		struct fg_err err = {0};
 
 		if (sig == SIGTERM || sig == SIGINT) {
 			pr_warn("%s received: stopping\n", strsignal(sig));
-			return FG_EXIT_OK;
+			return FG_RUN_STOPPED;
 		}
 		if (sig == SIGHUP) {
 			sd_notify(0, "RELOADING=1");
-			if (reload(opts) == FG_EXIT_OK) {
+			if (!reload(opts, &err)) {
 				/* [fleet] may have changed with the rest. */
 				fg_fleet_stop(*fleet);
 				start_fleet(opts, fleet);
@@ -240,44 +286,39 @@ static int serve(const struct fg_run_opts *opts, const sigset_t *signals, struct
 		if (!still_loaded(opts->ifname)) {
 			pr_warn("floodgate was unloaded from %s by someone else: exiting\n",
 				opts->ifname);
-			return FG_EXIT_STATE;
+			return FG_RUN_UNLOADED;
 		}
 		sd_notify(0, "WATCHDOG=1");
 	}
 }
 
-int fg_cmd_run(const struct fg_run_opts *opts)
+/* Blocked from the start: a signal during the load waits for serve(). */
+static void block_signals(sigset_t *signals)
+{
+	sigemptyset(signals);
+	sigaddset(signals, SIGHUP);
+	sigaddset(signals, SIGTERM);
+	sigaddset(signals, SIGINT);
+	sigprocmask(SIG_BLOCK, signals, NULL);
+}
+
+int fg_run(const struct fg_run_opts *opts, struct fg_err *err)
 {
 	struct fg_metrics *metrics = NULL;
 	struct fg_fleet *fleet = NULL;
+	enum fg_run_end end;
 	sigset_t signals;
-	int ret;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	fg_log_journal = stderr_is_journal();
-	if (geteuid() != 0) {
-		pr_warn("Error: floodgate must run as root (it loads BPF programs)\n");
-		return FG_EXIT_ENV;
-	}
-	/* Blocked from the start: a signal during the load waits for serve(). */
-	sigemptyset(&signals);
-	sigaddset(&signals, SIGHUP);
-	sigaddset(&signals, SIGTERM);
-	sigaddset(&signals, SIGINT);
-	sigprocmask(SIG_BLOCK, &signals, NULL);
-
+	block_signals(&signals);
 	/* The endpoint first: an address in use must fail before anything
 	 * on the system changes. */
-	if (opts->metrics_addr) {
-		ret = fg_metrics_start(opts->metrics_addr, opts->ifname, &metrics);
-		if (ret)
-			return ret;
-	}
-	ret = load_or_adopt(opts);
-	if (ret) {
-		sd_notifyf(0, "STATUS=cannot load on %s (exit %d)", opts->ifname, ret);
+	if (opts->metrics_addr && fg_metrics_start(opts->metrics_addr, opts->ifname, &metrics, err))
+		return -1;
+	if (load_or_adopt(opts, err)) {
+		sd_notifyf(0, "STATUS=cannot load on %s", opts->ifname);
 		fg_metrics_stop(metrics);
-		return ret;
+		return -1;
 	}
 	pr_warn("enforcing on %s%s%s\n", opts->ifname, metrics ? ", metrics on " : "",
 		metrics ? opts->metrics_addr : "");
@@ -285,16 +326,16 @@ int fg_cmd_run(const struct fg_run_opts *opts)
 		   (unsigned long)getpid());
 
 	start_fleet(opts, &fleet);
-	ret = serve(opts, &signals, &fleet);
+	end = serve(opts, &signals, &fleet);
 	sd_notify(0, "STOPPING=1");
 	fg_fleet_stop(fleet);
 	fg_metrics_stop(metrics);
-	if (ret == FG_EXIT_STATE)
-		return FG_EXIT_OK; /* an explicit `floodgate unload` is a clean end */
+	if (end == FG_RUN_UNLOADED)
+		return 0; /* an explicit `floodgate unload` is a clean end */
 	if (opts->keep) {
 		pr_warn("--keep: floodgate stays loaded on %s ('floodgate unload %s' removes it)\n",
 			opts->ifname, opts->ifname);
-		return FG_EXIT_OK;
+		return 0;
 	}
-	return fg_cmd_unload(opts->ifname);
+	return unload(opts, err);
 }

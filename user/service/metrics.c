@@ -458,7 +458,8 @@ static int parse_listen(const char *text, struct sockaddr_storage *ss)
 	return inet_pton(AF_INET, host, &sin->sin_addr) == 1 ? 0 : -1;
 }
 
-int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out)
+int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out,
+		     struct fg_err *err)
 {
 	struct fg_metrics *metrics = calloc(1, sizeof(*metrics));
 	struct sockaddr_storage ss;
@@ -466,13 +467,13 @@ int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metric
 
 	*out = NULL;
 	if (!metrics)
-		return FG_EXIT_FAILURE;
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory starting the metrics endpoint");
 	if (parse_listen(addr_port, &ss)) {
-		pr_warn("Error: --metrics wants ADDR:PORT or [ADDR6]:PORT with a numeric address, "
-			"such as 127.0.0.1:9310, not '%s'\n",
-			addr_port);
 		free(metrics);
-		return FG_EXIT_USAGE;
+		return fg_fail(err, FG_ERR_USAGE,
+			       "--metrics wants ADDR:PORT or [ADDR6]:PORT with a numeric address, "
+			       "such as 127.0.0.1:9310, not '%s'",
+			       addr_port);
 	}
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -482,12 +483,13 @@ int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metric
 				 (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 16U,
 				 MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
 	if (!metrics->daemon) {
-		pr_warn("Error: cannot serve metrics on %s: %s\n", addr_port, strerror(errno));
+		fg_fail(err, FG_ERR_ENV, "cannot serve metrics on %s: %s", addr_port,
+			strerror(errno));
 		free(metrics);
-		return FG_EXIT_ENV;
+		return -1;
 	}
 	*out = metrics;
-	return FG_EXIT_OK;
+	return 0;
 }
 
 void fg_metrics_stop(struct fg_metrics *metrics)

@@ -20,7 +20,7 @@
 #include "policy/readback.h"
 #include "maps/loaded.h"
 #include "views/events.h"
-#include "ops/loader.h"
+#include "cli/exit.h" /* until the read models return struct fg_err alone */
 #include "base/log.h"
 #include "maps/pinned.h"
 #include "views/report.h"

@@ -35,7 +35,7 @@ struct bpf_program;
 #include "maps/batch.h"
 #include "config/config.h"
 #include "floodgate.skel.h"
-#include "ops/loader.h"
+#include "cli/exit.h" /* until the read models return struct fg_err alone */
 #include "base/log.h"
 #include "maps/pinned.h"
 #include "policy/policy.h"

@@ -17,7 +17,7 @@
 #include "attach/hook.h"
 #include "maps/batch.h"
 #include "maps/loaded.h"
-#include "ops/loader.h"
+#include "cli/exit.h" /* until the read models return struct fg_err alone */
 #include "policy/readback.h"
 #include "base/log.h"
 #include "maps/pinfolder.h"

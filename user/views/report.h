@@ -5,6 +5,7 @@
 #ifndef FG_REPORT_H
 #define FG_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "floodgate.h"
@@ -31,5 +32,10 @@ void fg_print_counters_json(const struct fg_global_stats *g, const struct fg_pol
 /* The same counters as indented readable lines and a policy table. */
 void fg_print_counters_text(const struct fg_global_stats *g, const struct fg_policy_set *set,
 			    const struct fg_policy_stats *ps);
+
+/* `status` and `stats` (declared in ops/loader.h until ops returned
+ * results). Each returns an exit code. */
+int fg_cmd_status(const char *ifname, bool json);
+int fg_cmd_stats(const char *ifname, bool json);
 
 #endif /* FG_REPORT_H */

@@ -18,7 +18,7 @@
 #include "fg_gcra.h"
 #include "maps/batch.h"
 #include "maps/loaded.h"
-#include "ops/loader.h"
+#include "cli/exit.h" /* until the read models return struct fg_err alone */
 #include "policy/readback.h"
 #include "base/log.h"
 #include "maps/pinned.h"

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* `reload`: a new policy into the idle slot of the running floodgate, then
+ * one flip; per-source state is kept. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "attach/attachment.h"
+#include "base/log.h"
+#include "config/config.h"
+#include "maps/loaded.h"
+#include "maps/pinned.h"
+#include "ops/hostscope.h"
+#include "ops/loader.h"
+#include "ops/steps.h"
+#include "ops/upgrade.h"
+#include "policy/policy.h"
+
+static const char *hook_name(__u32 hook)
+{
+	return hook == FG_HOOK_XDP ? "xdp" : "tc";
+}
+
+static const char *xdp_mode_name(__u32 mode)
+{
+	return mode == FG_XDP_GENERIC ? "generic" : "native";
+}
+
+/*
+ * Refuses a reload that asks for what only a load can set: the program's
+ * hook and mode, its clock, the table sizes, the interface. The hook and
+ * mode may be what the running program uses or what the load's config said
+ * (a --hook or --mode on the command line overrides the config). Returns 0,
+ * or -1 with the refusal on stderr.
+ */
+static int check_fixed_keys(const char *ifname, const char *path, const struct fg_config *cfg,
+			    const struct fg_runtime *rt)
+{
+	const char *name = path ? path : "<default>";
+
+	if (cfg->interface[0] && strcmp(cfg->interface, ifname)) {
+		pr_warn("%s: interface = %s cannot change by reload (loaded on %s)\n", name,
+			cfg->interface, ifname);
+		return -1;
+	}
+	if (cfg->hook != rt->hook && cfg->hook != rt->config_hook) {
+		pr_warn("%s: hook = %s cannot change by reload (loaded at %s); unload and load\n",
+			name, hook_name(cfg->hook), hook_name(rt->hook));
+		return -1;
+	}
+	if (rt->hook == FG_HOOK_XDP && cfg->xdp_mode != rt->xdp_mode &&
+	    cfg->xdp_mode != rt->config_xdp_mode) {
+		pr_warn("%s: xdp_mode = %s cannot change by reload (loaded %s); unload and load\n",
+			name, xdp_mode_name(cfg->xdp_mode), xdp_mode_name(rt->xdp_mode));
+		return -1;
+	}
+	if ((__u32)cfg->coarse_clock != rt->coarse_clock) {
+		pr_warn("%s: clock = %s cannot change by reload (it is compiled into the loaded "
+			"program); unload and load\n",
+			name, cfg->coarse_clock ? "coarse" : "precise");
+		return -1;
+	}
+	if (cfg->max_sources != rt->max_sources) {
+		pr_warn("%s: max_sources = %u cannot change by reload: it sizes the tables "
+			"(loaded with %llu); unload and load\n",
+			name, cfg->max_sources, (unsigned long long)rt->max_sources);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every map the config sizes must be large enough already: maps are sized
+ * once, at load. */
+static int check_maps_fit(struct fg_pinned *pinned, const char *path, const struct fg_config *cfg,
+			  struct fg_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		const struct fg_pinned_map *row = &fg_pinned_maps[i];
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info), need;
+
+		if (!row->entries)
+			continue;
+		need = row->entries(cfg);
+		if (bpf_obj_get_info_by_fd(*fg_pinned_fd(pinned, row), &info, &len))
+			return fg_fail(err, FG_ERR_SYSTEM, "cannot inspect the pinned map %s: %s",
+				       row->name, strerror(errno));
+		if (info.max_entries < need) {
+			pr_warn("%s: the policies need %u entries in the `%s` table (%s), which "
+				"was created with %u at load time (unload and load to grow it)\n",
+				path ? path : "<default>", need, row->name, row->status_note,
+				info.max_entries);
+			return fg_fail_reported(err, FG_ERR_CONFIG);
+		}
+	}
+	return 0;
+}
+
+/* max_sources_ipv6 sizes `sources` once, at load, as max_sources sizes
+ * sources4 (checked against the runtime record): a reload that asks for
+ * another size would report a change nothing applies. */
+static int check_ipv6_table(const struct fg_pinned *pinned, const char *path,
+			    const struct fg_config *cfg, struct fg_err *err)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(pinned->sources, &info, &len))
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot inspect the pinned map sources: %s",
+			       strerror(errno));
+	if (info.max_entries == cfg->max_sources_ipv6)
+		return 0;
+	pr_warn("%s: max_sources_ipv6 = %u cannot change by reload: it sizes the table "
+		"(loaded with %u; unset, it is max_sources / 4, at least %u); unload and load\n",
+		path ? path : "<default>", cfg->max_sources_ipv6, info.max_entries,
+		FG_MIN_SOURCES_IPV6);
+	return fg_fail_reported(err, FG_ERR_CONFIG);
+}
+
+/* A reload into pins no program uses would report a change nothing
+ * enforces: refuse it. */
+static int check_program_runs(const char *ifname, struct fg_err *err)
+{
+	char pin_dir[PATH_MAX];
+	struct fg_pin_ids ids;
+
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (fg_pin_ids_read(pin_dir, &ids))
+		ids.n = 0;
+	fg_xdp_clear_stale_dispatchers(&ids);
+	if (ids.n && fg_pins_in_use(&ids))
+		return 0;
+	return fg_fail(
+		err, FG_ERR_STATE,
+		"no program uses the maps pinned in %s any more (the interface lost it, or "
+		"it was detached): nothing to reload; 'floodgate load %s' replaces the stale "
+		"pins",
+		pin_dir, ifname);
+}
+
+/* After the flip no packet is judged by the old policies any more: deletes
+ * the state the new policy does not keep (in the host's table, only what
+ * no other interface's policies still use). */
+static void reclaim_state(const char *ifname, const struct fg_pinned *pinned,
+			  const struct fg_policy_set *old, const struct fg_policy_set *next)
+{
+	long reclaimed = fg_pinned_reclaim_state(pinned, old, next);
+
+	if (reclaimed >= 0) {
+		long host = fg_host_reclaim(ifname, pinned, old, next);
+
+		reclaimed = host < 0 ? host : reclaimed + host;
+	}
+	if (reclaimed < 0)
+		pr_warn("Warning: the new policy is active, but the state of removed policies "
+			"was not all reclaimed (the LRU ages it out): %s\n",
+			strerror((int)-reclaimed));
+	else if (reclaimed)
+		pr_info("reclaimed %ld entries of removed or reset policies\n", reclaimed);
+}
+
+/* Writes the new policy into the idle slot, carries the counters, flips
+ * the slot, then reclaims. */
+static int push_reload(const char *ifname, struct fg_pinned *pinned,
+		       const struct fg_compiled *compiled, struct fg_err *err)
+{
+	__u32 old_slot = pinned->rt.active_slot, next_slot = !old_slot;
+	struct fg_policy_set *old = malloc(sizeof(*old));
+	int ret = old ? 0 : -ENOMEM;
+
+	if (!ret && bpf_map_lookup_elem(pinned->maps.policy_sets, &old_slot, old))
+		ret = -errno;
+	if (!ret)
+		ret = fg_policy_write_slot(&pinned->maps, next_slot, compiled);
+	if (!ret)
+		ret = fg_policy_carry_stats(&pinned->maps, old_slot, next_slot);
+	if (!ret)
+		ret = fg_policy_activate(&pinned->maps, next_slot);
+	if (!ret)
+		reclaim_state(ifname, pinned, old, &compiled->set);
+	free(old);
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot write the new policy: %s",
+			       strerror(-ret));
+	return 0;
+}
+
+/* The checks and the push, on the pins of this build's layout. */
+static int reload_loaded(const char *ifname, const char *path, const struct fg_config *cfg,
+			 struct fg_compiled **compiled, struct fg_err *err)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	int ret = -1;
+
+	if (fg_open_loaded(ifname, &pinned, err) || check_program_runs(ifname, err))
+		goto out;
+	if (check_fixed_keys(ifname, path, cfg, &pinned.rt)) {
+		fg_fail_reported(err, FG_ERR_CONFIG);
+		goto out;
+	}
+	if (check_ipv6_table(&pinned, path, cfg, err) || check_maps_fit(&pinned, path, cfg, err))
+		goto out;
+	if (fg_step_compile(cfg, path, !pinned.rt.active_slot, compiled, err) ||
+	    fg_host_check_peers(ifname, path, cfg, *compiled, err))
+		goto out;
+	ret = push_reload(ifname, &pinned, *compiled, err);
+out:
+	fg_pinned_close(&pinned);
+	return ret;
+}
+
+int fg_reload(const char *ifname, const char *config_path, struct fg_reload_result *res,
+	      struct fg_err *err)
+{
+	struct fg_compiled *compiled = NULL;
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	char pin_dir[PATH_MAX];
+	unsigned int ifindex;
+	int lock_fd = -1, ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (!cfg)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the config");
+	if (fg_step_parse_config(config_path, cfg, err) ||
+	    fg_step_check_environment(ifname, &ifindex, err))
+		goto out;
+	lock_fd = fg_step_lock(err);
+	if (lock_fd < 0)
+		goto out;
+	res->n_policies = cfg->n_policies;
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+		/* Another build's layout: take over from it (ops/upgrade.c). */
+		res->upgraded = true;
+		ret = fg_step_compile(cfg, config_path, 0, &compiled, err);
+		if (!ret)
+			ret = fg_upgrade(ifname, pin_dir, cfg, compiled, err);
+		goto out;
+	}
+	ret = reload_loaded(ifname, config_path, cfg, &compiled, err);
+out:
+	if (lock_fd >= 0)
+		close(lock_fd);
+	free(compiled);
+	free(cfg);
+	return ret;
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The steps load, reload and unload share (see steps.h). */
+#include <errno.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "config/filemode.h"
+#include "maps/pinfolder.h"
+#include "maps/pinned.h"
+#include "ops/steps.h"
+
+#define FG_TC_HANDLE   0xf100
+#define FG_TC_PRIORITY 1
+
+int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err *err)
+{
+	if (path && fg_config_check_owner(path))
+		return fg_fail_reported(err, FG_ERR_CONFIG);
+	if (path ? fg_config_parse_file(path, cfg, stderr)
+		 : fg_config_parse_string("<default>", fg_default_config, cfg, stderr))
+		return fg_fail_reported(err, FG_ERR_CONFIG);
+	return 0;
+}
+
+int fg_step_compile(const struct fg_config *cfg, const char *path, __u32 slot,
+		    struct fg_compiled **out, struct fg_err *err)
+{
+	const char *name = path ? path : "<default>";
+	int ret;
+
+	*out = malloc(sizeof(**out));
+	if (!*out)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory compiling the policies");
+	ret = fg_policy_compile(cfg, slot, *out);
+	if (ret == -E2BIG) {
+		pr_warn("%s: the policies' source CIDRs need more than %d trie entries\n", name,
+			FG_MAX_SRC_PREFIXES);
+		return fg_fail_reported(err, FG_ERR_CONFIG);
+	}
+	/* The parser bounds every value, so this is a rate, burst or ban the
+	 * parser let through and the algorithm's params cannot hold. */
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM,
+			       "%s: cannot compile the policies into the datapath's parameters: "
+			       "%s (please report this with the config)",
+			       name, strerror(-ret));
+	return 0;
+}
+
+int fg_step_check_environment(const char *ifname, unsigned int *ifindex, struct fg_err *err)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return fg_fail(err, FG_ERR_ENV,
+			       "this kernel has no BTF (/sys/kernel/btf/vmlinux); floodgate needs "
+			       "CONFIG_DEBUG_INFO_BTF=y and Linux >= 5.15");
+	*ifindex = if_nametoindex(ifname);
+	if (!*ifindex)
+		return fg_fail(err, FG_ERR_ENV, "unknown interface '%s'", ifname);
+	return 0;
+}
+
+int fg_step_lock(struct fg_err *err)
+{
+	if (fg_pinfolder_prepare(err))
+		return -1;
+	return fg_pinfolder_lock(err);
+}
+
+struct fg_tc_place fg_step_tc_place(const struct fg_runtime *rt)
+{
+	struct fg_tc_place tc = {.handle = FG_TC_HANDLE, .priority = FG_TC_PRIORITY};
+
+	if (rt && rt->tc_handle) {
+		tc.handle = rt->tc_handle;
+		tc.priority = rt->tc_priority;
+		tc.owns_qdisc = rt->tc_owns_qdisc;
+	}
+	return tc;
+}
+
+/* A tc filter releases its program after an RCU grace period, so a program
+ * just detached may linger for a moment: wait for it, within a bound. Our
+ * own process holds no skeleton here, so a program fd libxdp left open in
+ * it is closed. */
+__u32 fg_step_pins_user(const struct fg_pin_ids *ids)
+{
+	const struct timespec pause = fg_timespec_of(20 * FG_NS_PER_MS);
+	__u32 user;
+	int tries;
+
+	fg_xdp_clear_stale_dispatchers(ids);
+	user = fg_pins_in_use(ids);
+
+	for (tries = 0; user && tries < 100; tries++) {
+		fg_close_own_prog_fds(user);
+		nanosleep(&pause, NULL);
+		user = fg_pins_in_use(ids);
+	}
+	return user;
+}
+
+int fg_step_clear_staging(const char *ifname, unsigned int ifindex, const struct fg_runtime *rt,
+			  bool *found, struct fg_err *err)
+{
+	const struct fg_tc_place tc = fg_step_tc_place(rt);
+	char stage[PATH_MAX];
+	struct fg_pin_ids ids;
+	__u32 user;
+
+	fg_stage_dir(ifname, stage, sizeof(stage));
+	*found = !access(stage, F_OK);
+	if (!*found)
+		return 0;
+	if (fg_pinfolder_check_owned(stage, err))
+		return -1;
+	if (fg_pin_ids_read(stage, &ids))
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read %s: %s", stage, strerror(errno));
+	if (ifindex && ids.n && fg_detach_ours(ifindex, &ids, &tc, err) < 0)
+		return -1;
+	user = fg_step_pins_user(&ids);
+	if (user)
+		return fg_fail(
+			err, FG_ERR_STATE,
+			"%s, left by an interrupted load, is in use by BPF program %u, which "
+			"is not attached to %s here (a load in another network namespace?): "
+			"run 'floodgate unload %s' there",
+			stage, user, ifname, ifname);
+	if (fg_pinned_remove(stage))
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot remove %s: %s", stage, strerror(errno));
+	pr_info("removed %s, left by an interrupted load\n", stage);
+	return 0;
+}
+
+int fg_step_inspect_pins(const char *pin_dir, struct fg_pin_ids *ids, struct fg_tc_place *tc,
+			 struct fg_err *err)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	struct fg_err open_err = {0};
+	int ret;
+
+	if (fg_pinfolder_check_owned(pin_dir, err))
+		return -1;
+	ret = fg_pinned_open(pin_dir, &pinned, &open_err);
+	fg_pinned_close(&pinned);
+	if (ret == -EXDEV) {
+		*err = open_err;
+		return -1;
+	}
+	*tc = fg_step_tc_place(ret ? NULL : &pinned.rt);
+	if (fg_pin_ids_read(pin_dir, ids))
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read %s: %s", pin_dir, strerror(errno));
+	return 0;
+}
