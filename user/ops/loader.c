@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "maps/pinfolder.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "policy/policy.h"
 #include "maps/skeleton.h"
 #include "ops/upgrade.h"
@@ -348,12 +349,9 @@ static void load_runtime(const struct fg_load_opts *opts, const struct fg_config
 			 struct fg_runtime *rt)
 {
 	memset(rt, 0, sizeof(*rt));
+	fg_runtime_record_config(rt, cfg);
 	rt->hook = opts->hook >= 0 ? opts->hook : cfg->hook;
 	rt->xdp_mode = opts->xdp_mode >= 0 ? opts->xdp_mode : cfg->xdp_mode;
-	rt->max_sources = cfg->max_sources;
-	rt->config_hook = cfg->hook;
-	rt->config_xdp_mode = cfg->xdp_mode;
-	rt->coarse_clock = cfg->coarse_clock;
 	rt->loaded_at = time(NULL);
 	rt->netns_ino = fg_netns_inode();
 }
@@ -532,56 +530,16 @@ int fg_cmd_unload(const char *ifname)
 	return ret;
 }
 
-static const char *hook_name(__u32 hook)
-{
-	return hook == FG_HOOK_XDP ? "xdp" : "tc";
-}
-
-static const char *xdp_mode_name(__u32 mode)
-{
-	return mode == FG_XDP_GENERIC ? "generic" : "native";
-}
-
-/*
- * Refuses a reload that asks for what only a load can set: the program's
- * hook and mode, its clock, the table sizes, the interface. The hook and
- * mode may be what the running program uses or what the load's config said
- * (a --hook or --mode on the command line overrides the config).
- */
+/* Refuses a reload that asks for what only a load can set (maps/runtime.c). */
 static int check_fixed_keys(const char *ifname, const char *path, const struct fg_config *cfg,
 			    const struct fg_runtime *rt)
 {
-	const char *name = path ? path : "<default>";
+	struct fg_err err = {0};
 
-	if (cfg->interface[0] && strcmp(cfg->interface, ifname)) {
-		pr_warn("%s: interface = %s cannot change by reload (loaded on %s)\n", name,
-			cfg->interface, ifname);
-		return FG_EXIT_CONFIG;
-	}
-	if (cfg->hook != rt->hook && cfg->hook != rt->config_hook) {
-		pr_warn("%s: hook = %s cannot change by reload (loaded at %s); unload and load\n",
-			name, hook_name(cfg->hook), hook_name(rt->hook));
-		return FG_EXIT_CONFIG;
-	}
-	if (rt->hook == FG_HOOK_XDP && cfg->xdp_mode != rt->xdp_mode &&
-	    cfg->xdp_mode != rt->config_xdp_mode) {
-		pr_warn("%s: xdp_mode = %s cannot change by reload (loaded %s); unload and load\n",
-			name, xdp_mode_name(cfg->xdp_mode), xdp_mode_name(rt->xdp_mode));
-		return FG_EXIT_CONFIG;
-	}
-	if ((__u32)cfg->coarse_clock != rt->coarse_clock) {
-		pr_warn("%s: clock = %s cannot change by reload (it is compiled into the loaded "
-			"program); unload and load\n",
-			name, cfg->coarse_clock ? "coarse" : "precise");
-		return FG_EXIT_CONFIG;
-	}
-	if (cfg->max_sources != rt->max_sources) {
-		pr_warn("%s: max_sources = %u cannot change by reload: it sizes the tables "
-			"(loaded with %llu); unload and load\n",
-			name, cfg->max_sources, (unsigned long long)rt->max_sources);
-		return FG_EXIT_CONFIG;
-	}
-	return FG_EXIT_OK;
+	if (!fg_runtime_check_reload(rt, ifname, path ? path : "<default>", cfg, &err))
+		return FG_EXIT_OK;
+	pr_warn("%s\n", err.msg);
+	return fg_exit_code(err.kind);
 }
 
 /* Every map the config sizes must be large enough already: maps are sized
