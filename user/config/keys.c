@@ -22,11 +22,14 @@
 
 #define MAX_SOURCES_LIMIT 16777216U
 
-/* The field a row fills, in the struct of its section. */
-#define FIELD(type, member) .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
-#define GLOBAL(member)	    FIELD(struct fg_config, member)
-#define POLICY(member)	    FIELD(struct fg_policy_conf, member)
-#define FLEET(member)	    FIELD(struct fg_fleet_conf, member)
+/* A key of a section and the field it fills in the section's struct: the
+ * section and the struct are named together. Keys that fill several
+ * fields name their section alone. */
+#define FIELD(section, type, member)                                                               \
+	.sections = section, .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
+#define GLOBAL(member) FIELD(FG_IN_GLOBAL, struct fg_config, member)
+#define POLICY(member) FIELD(FG_IN_POLICY, struct fg_policy_conf, member)
+#define FLEET(member)  FIELD(FG_IN_FLEET, struct fg_fleet_conf, member)
 #define RECORD(member)                                                                             \
 	.record = offsetof(struct fg_runtime, member),                                             \
 	.record_size = sizeof(((struct fg_runtime *)0)->member)
@@ -131,63 +134,66 @@ static const struct fg_fixed fixed_sources_table = {.kind = FG_FIXED_TABLE};
 /* --- the keys -------------------------------------------------------------- */
 
 const struct fg_key fg_keys[] = {
-	{"interface", FG_IN_GLOBAL, &fg_type_interface, NULL, GLOBAL(interface), .example = "eth0",
+	{"interface", GLOBAL(interface), .type = &fg_type_interface, .example = "eth0",
 	 .fixed = &fixed_interface},
-	{"hook", FG_IN_GLOBAL, &fg_type_choice, &hooks, GLOBAL(hook), .default_value = "xdp",
+	{"hook", GLOBAL(hook), .type = &fg_type_choice, .arg = &hooks, .default_value = "xdp",
 	 .example = "tc", .fixed = &fixed_hook},
-	{"xdp_mode", FG_IN_GLOBAL, &fg_type_choice, &modes, GLOBAL(xdp_mode),
+	{"xdp_mode", GLOBAL(xdp_mode), .type = &fg_type_choice, .arg = &modes,
 	 .default_value = "native", .example = "generic", .fixed = &fixed_xdp_mode},
-	{"max_sources", FG_IN_GLOBAL, &fg_type_uint, &max_sources, GLOBAL(max_sources),
+	{"max_sources", GLOBAL(max_sources), .type = &fg_type_uint, .arg = &max_sources,
 	 .default_value = STR(FG_DEFAULT_MAX_SOURCES), .example = "1048576",
 	 .fixed = &fixed_max_sources},
 	/* Default: fg_default_sources_ipv6(max_sources), once the file is read. */
-	{"max_sources_ipv6", FG_IN_GLOBAL, &fg_type_uint, &max_sources_ipv6,
-	 GLOBAL(max_sources_ipv6), .example = "2048", .fixed = &fixed_sources_table},
-	{"malformed", FG_IN_GLOBAL, &fg_type_choice, &verdicts, GLOBAL(malformed),
+	{"max_sources_ipv6", GLOBAL(max_sources_ipv6), .type = &fg_type_uint,
+	 .arg = &max_sources_ipv6, .example = "2048", .fixed = &fixed_sources_table},
+	{"malformed", GLOBAL(malformed), .type = &fg_type_choice, .arg = &verdicts,
 	 .default_value = "drop", .example = "pass"},
-	{"on_insert_failure", FG_IN_GLOBAL, &fg_type_choice, &verdicts, GLOBAL(table_full),
+	{"on_insert_failure", GLOBAL(table_full), .type = &fg_type_choice, .arg = &verdicts,
 	 .default_value = "pass", .example = "drop"},
-	{"new_sources", FG_IN_GLOBAL, &fg_type_rate_or_off, &new_sources, GLOBAL(new_sources_count),
-	 .default_value = STR(FG_DEFAULT_NEW_SOURCES) "/s", .example = "1000/ms"},
+	{"new_sources", GLOBAL(new_sources_count), .type = &fg_type_rate_or_off,
+	 .arg = &new_sources, .default_value = STR(FG_DEFAULT_NEW_SOURCES) "/s",
+	 .example = "1000/ms"},
 	/* Default 0: the COUNT of new_sources. */
-	{"new_sources_burst", FG_IN_GLOBAL, &fg_type_uint, &burst_count, GLOBAL(new_sources_burst),
+	{"new_sources_burst", GLOBAL(new_sources_burst), .type = &fg_type_uint, .arg = &burst_count,
 	 .example = "100000"},
-	{"clock", FG_IN_GLOBAL, &fg_type_choice, &clocks, GLOBAL(coarse_clock),
+	{"clock", GLOBAL(coarse_clock), .type = &fg_type_choice, .arg = &clocks,
 	 .default_value = "precise", .example = "coarse", .fixed = &fixed_clock},
-	{"events", FG_IN_GLOBAL, &fg_type_rate_or_off, &events, GLOBAL(events_count),
+	{"events", GLOBAL(events_count), .type = &fg_type_rate_or_off, .arg = &events,
 	 .default_value = STR(FG_DEFAULT_EVENTS) "/s", .example = "off"},
 
 	/* Required: match and rate (config/validate.c). */
-	{"match", FG_IN_POLICY, &fg_type_match, .example = "tcp dport 22 syn"},
-	{"src", FG_IN_POLICY, &fg_type_src, .example = "10.0.0.0/8, 2001:db8::/32"},
-	{"per", FG_IN_POLICY, &fg_type_per, .default_value = "src/32 src/64",
+	{"match", .sections = FG_IN_POLICY, .type = &fg_type_match, .example = "tcp dport 22 syn"},
+	{"src", .sections = FG_IN_POLICY, .type = &fg_type_src,
+	 .example = "10.0.0.0/8, 2001:db8::/32"},
+	{"per", .sections = FG_IN_POLICY, .type = &fg_type_per, .default_value = "src/32 src/64",
 	 .example = "src/24+dport"},
-	{"algorithm", FG_IN_POLICY, &fg_type_choice, &algorithms, POLICY(algorithm),
+	{"algorithm", POLICY(algorithm), .type = &fg_type_choice, .arg = &algorithms,
 	 .default_value = "token_bucket", .example = "fixed_window"},
-	{"rate", FG_IN_POLICY, &fg_type_rate, .example = "10MB/s"},
+	{"rate", .sections = FG_IN_POLICY, .type = &fg_type_rate, .example = "10MB/s"},
 	/* Default: COUNT of the rate (config/validate.c). */
-	{"burst", FG_IN_POLICY, &fg_type_burst, .example = "64"},
-	{"action", FG_IN_POLICY, &fg_type_action, .default_value = "drop", .example = "ban 10m"},
+	{"burst", .sections = FG_IN_POLICY, .type = &fg_type_burst, .example = "64"},
+	{"action", .sections = FG_IN_POLICY, .type = &fg_type_action, .default_value = "drop",
+	 .example = "ban 10m"},
 	/* ban_factor and ban_max: with action = ban; defaults 1 and the ban's
 	 * length (config/validate.c). */
-	{"ban_factor", FG_IN_POLICY, &fg_type_uint, &ban_factor, POLICY(ban_factor), .example = "2",
-	 .example_needs = "action = ban 10m"},
-	{"ban_max", FG_IN_POLICY, &fg_type_duration, &fg_ban_duration, POLICY(ban_max_ns),
+	{"ban_factor", POLICY(ban_factor), .type = &fg_type_uint, .arg = &ban_factor,
+	 .example = "2", .example_needs = "action = ban 10m"},
+	{"ban_max", POLICY(ban_max_ns), .type = &fg_type_duration, .arg = &fg_ban_duration,
 	 .example = "24h", .example_needs = "action = ban 10m"},
-	{"scope", FG_IN_POLICY, &fg_type_choice, &scopes, POLICY(scope), .default_value = "local",
+	{"scope", POLICY(scope), .type = &fg_type_choice, .arg = &scopes, .default_value = "local",
 	 .example = "host"},
 
 	/* Required: redis (config/validate.c). */
-	{"redis", FG_IN_FLEET, &fg_type_redis, .example = "[::1]:6380"},
-	{"sync", FG_IN_FLEET, &fg_type_duration, &sync_interval, FLEET(sync_ns),
+	{"redis", .sections = FG_IN_FLEET, .type = &fg_type_redis, .example = "[::1]:6380"},
+	{"sync", FLEET(sync_ns), .type = &fg_type_duration, .arg = &sync_interval,
 	 .default_value = "250ms", .example = "1s"},
-	{"key_prefix", FG_IN_FLEET, &fg_type_key_prefix, NULL, FLEET(key_prefix),
+	{"key_prefix", FLEET(key_prefix), .type = &fg_type_key_prefix,
 	 .default_value = FG_FLEET_DEFAULT_PREFIX, .example = "fg:"},
-	{"on_redis_down", FG_IN_FLEET, &fg_type_choice, &redis_downs, FLEET(on_redis_down),
+	{"on_redis_down", FLEET(on_redis_down), .type = &fg_type_choice, .arg = &redis_downs,
 	 .default_value = "local", .example = "closed"},
 
-	{"src", FG_IN_ACCESS, &fg_type_access_src, .example = "192.0.2.0/24, 2001:db8::/32",
-	 .repeatable = true},
+	{"src", .sections = FG_IN_ACCESS, .type = &fg_type_access_src,
+	 .example = "192.0.2.0/24, 2001:db8::/32", .repeatable = true},
 };
 
 const size_t fg_key_count = ARRAY_SIZE(fg_keys);
