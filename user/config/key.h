@@ -62,7 +62,7 @@ struct fg_fixed {
 
 struct fg_key {
 	const char *name;
-	unsigned int sections; /* enum fg_section bits */
+	unsigned int sections; /* enum fg_section bits; with the field in keys.c */
 	const struct fg_key_type *type;
 	const void *arg; /* the type's parameters: choices, bounds, messages */
 	/* The field filled, in the section's struct; size 0 when the type
