@@ -28,6 +28,14 @@ static int policy_line(const struct fg_parser *p, const char *name)
 	return key_line(p, FG_IN_POLICY, name);
 }
 
+/* The line of key `name` of the policy, or of its header when unset. */
+static int policy_line_or_header(const struct fg_parser *p, const char *name)
+{
+	int line = policy_line(p, name);
+
+	return line ? line : p->pol->line;
+}
+
 /* What needs the whole file: [fleet] and the policies that use it. */
 int fg_cfg_check_fleet(struct fg_parser *p)
 {
@@ -49,7 +57,7 @@ int fg_cfg_check_fleet(struct fg_parser *p)
 static int check_algorithm(struct fg_parser *p)
 {
 	struct fg_policy_conf *pol = p->pol;
-	int line = policy_line(p, "algorithm") ? policy_line(p, "algorithm") : pol->line;
+	int line = policy_line_or_header(p, "algorithm");
 	const char *name = fg_algorithm_name(pol->algorithm);
 
 	switch (pol->algorithm) {
@@ -110,14 +118,15 @@ static int check_host_scope(struct fg_parser *p)
 static int check_ban(struct fg_parser *p)
 {
 	struct fg_policy_conf *pol = p->pol;
-	int line = policy_line(p, "action") ? policy_line(p, "action") : pol->line;
+	int line = policy_line_or_header(p, "action");
+	int ban_only = policy_line(p, "ban_factor");
 
+	if (!ban_only)
+		ban_only = policy_line(p, "ban_max");
 	if (pol->action != FG_ACTION_BAN) {
-		if (policy_line(p, "ban_factor") || policy_line(p, "ban_max"))
+		if (ban_only)
 			return fg_cfg_fail(
-				p,
-				policy_line(p, "ban_factor") ? policy_line(p, "ban_factor")
-							     : policy_line(p, "ban_max"),
+				p, ban_only,
 				"ban_factor and ban_max need action = ban DURATION (expected "
 				"e.g. action = ban 10m)");
 		return 0;
