@@ -107,7 +107,7 @@ mutant refusal-cache-ignores-churn bpf/floodgate.bpf.c '^test_prog$' \
 	'gstats->sources_created - seen->created >= fg_refusal_churn_limit ||' \
 	'seen->created == ~0ULL ||' \
 	"the refusal cache serves while the table turns over (a refused source is evicted)"
-mutant ban-max-uncapped-by-default user/config.c '^test_prog$' \
+mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \
 	"without ban_max, repeat bans grow to 30 days instead of the first ban's length"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests of the config parser (user/config.c). Run from the repo root. */
+/* Unit tests of the config parser (user/config/). Run from the repo root. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

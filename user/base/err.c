@@ -14,15 +14,34 @@ static void append(struct fg_err *err, const char *fmt, va_list ap)
 	vsnprintf(err->msg + used, sizeof(err->msg) - used, fmt, ap);
 }
 
+static int record(struct fg_err *err, enum fg_err_kind kind, bool located, const char *fmt,
+		  va_list ap)
+{
+	if (err->kind == FG_ERR_NONE) {
+		err->msg[0] = '\0';
+		err->located = located;
+	}
+	err->kind = kind;
+	append(err, fmt, ap);
+	return -1;
+}
+
 int fg_fail(struct fg_err *err, enum fg_err_kind kind, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (err->kind == FG_ERR_NONE)
-		err->msg[0] = '\0';
-	err->kind = kind;
 	va_start(ap, fmt);
-	append(err, fmt, ap);
+	record(err, kind, false, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int fg_fail_at(struct fg_err *err, enum fg_err_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	record(err, kind, true, fmt, ap);
 	va_end(ap);
 	return -1;
 }

@@ -26,6 +26,9 @@ enum fg_err_kind {
 
 struct fg_err {
 	enum fg_err_kind kind;
+	/* The message begins with its own place, "FILE:LINE: ..." (a config
+	 * refusal), and is shown as it is, not after "Error: ". */
+	bool located;
 	char msg[FG_ERR_MSG_LEN]; /* one or more lines, without "Error: " */
 };
 
@@ -37,12 +40,17 @@ struct fg_err {
 int fg_fail(struct fg_err *err, enum fg_err_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The same, for a message that names its own place: "FILE:LINE: ...". */
+int fg_fail_at(struct fg_err *err, enum fg_err_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Adds a line (a hint) to a recorded failure; the kind is unchanged. */
 void fg_err_hint(struct fg_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static inline void fg_err_clear(struct fg_err *err)
 {
 	err->kind = FG_ERR_NONE;
+	err->located = false;
 	err->msg[0] = '\0';
 }
 

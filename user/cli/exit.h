@@ -36,12 +36,12 @@ static inline int fg_exit_code(enum fg_err_kind kind)
 	return FG_EXIT_FAILURE;
 }
 
-/* Prints the failure on stderr ("Error: " before its first line) and
- * returns its exit code. */
+/* Prints the failure on stderr ("Error: " before its first line, unless
+ * it names its own place: "FILE:LINE: ...") and returns its exit code. */
 static inline int fg_exit_report(const struct fg_err *err)
 {
 	if (err->msg[0])
-		fprintf(stderr, "Error: %s\n", err->msg);
+		fprintf(stderr, "%s%s\n", err->located ? "" : "Error: ", err->msg);
 	return fg_exit_code(err->kind);
 }
 

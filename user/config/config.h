@@ -18,7 +18,8 @@
 #define FG_MAX_SRC_CIDRS    16	 /* per policy */
 #define FG_MAX_ACCESS_CIDRS 1024 /* in [allow], and in [deny] */
 
-/* Bounds beyond values.h's rate bounds (see fg_config_parse). */
+/* Bounds beyond values.h's rate bounds; each key's bounds and default are
+ * in its row of config/keys.c. */
 #define FG_DEFAULT_NEW_SOURCES 50000 /* per second */
 #define FG_DEFAULT_EVENTS      100   /* datapath events per second */
 #define FG_MAX_EVENTS_PER_S    1000000
@@ -27,13 +28,12 @@
 #define FG_CONFIG_MAX_BYTES    (1 << 20)
 
 /* [fleet]: bounds and defaults (README, "Fleet-wide limits"). */
-#define FG_FLEET_DEFAULT_SYNC_NS (250ULL * 1000 * 1000)
-#define FG_FLEET_MIN_SYNC_NS	 (10ULL * 1000 * 1000)
-#define FG_FLEET_MAX_SYNC_NS	 (60ULL * 1000 * 1000 * 1000)
-#define FG_FLEET_DEFAULT_PREFIX	 "floodgate:"
-#define FG_FLEET_PREFIX_LEN	 64
-#define FG_FLEET_HOST_LEN	 256
-#define FG_FLEET_UNIX_PATH_LEN	 108 /* sun_path */
+#define FG_FLEET_MIN_SYNC_NS	(10ULL * 1000 * 1000)
+#define FG_FLEET_MAX_SYNC_NS	(60ULL * 1000 * 1000 * 1000)
+#define FG_FLEET_DEFAULT_PREFIX "floodgate:"
+#define FG_FLEET_PREFIX_LEN	64
+#define FG_FLEET_HOST_LEN	256
+#define FG_FLEET_UNIX_PATH_LEN	108 /* sun_path */
 
 /* A policy's scope: whose traffic its rate spans. */
 enum fg_scope {

@@ -9,19 +9,19 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 #include "config/filemode.h"
-#include "base/log.h"
 
 bool fg_insecure_config;
 
-static int refuse(const char *path, const char *why, const char *fix)
+static int refuse(const char *path, const char *why, const char *fix, struct fg_err *err)
 {
-	pr_warn("%s: refused: %s (%s, or pass --insecure-config)\n", path, why, fix);
-	return -EPERM;
+	return fg_fail_at(err, FG_ERR_CONFIG, "%s: refused: %s (%s, or pass --insecure-config)",
+			  path, why, fix);
 }
 
 static bool trusted_owner(uid_t uid)
@@ -29,7 +29,7 @@ static bool trusted_owner(uid_t uid)
 	return uid == 0 || uid == geteuid();
 }
 
-int fg_config_check_owner(const char *path)
+int fg_config_check_owner(const char *path, struct fg_err *err)
 {
 	char dir_buf[PATH_MAX], why[96];
 	struct stat st;
@@ -39,20 +39,46 @@ int fg_config_check_owner(const char *path)
 	if (!trusted_owner(st.st_uid)) {
 		snprintf(why, sizeof(why), "it is owned by uid %u, neither root nor uid %u",
 			 (unsigned int)st.st_uid, (unsigned int)geteuid());
-		return refuse(path, why, "chown root");
+		return refuse(path, why, "chown root", err);
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return refuse(path,
 			      st.st_mode & S_IWOTH ? "it is writable by others"
 						   : "it is writable by its group",
-			      "chmod go-w");
+			      "chmod go-w", err);
 	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
 	if (stat(dirname(dir_buf), &st))
 		return 0;
 	if (!trusted_owner(st.st_uid) && !(st.st_mode & S_ISVTX))
-		return refuse(path, "its folder is owned by another user", "move it");
+		return refuse(path, "its folder is owned by another user", "move it", err);
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
-		return refuse(path, "its folder is writable by group or others",
-			      "chmod go-w on it");
+		return refuse(path, "its folder is writable by group or others", "chmod go-w on it",
+			      err);
 	return 0;
+}
+
+int fg_config_read(const char *path, struct fg_config *cfg, struct fg_err *err)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *messages;
+	int ret;
+
+	if (path && fg_config_check_owner(path, err))
+		return -1;
+	/* The parser writes its FILE:LINE: message to a stream: keep it. */
+	messages = open_memstream(&text, &size);
+	if (!messages)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the config");
+	ret = path ? fg_config_parse_file(path, cfg, messages)
+		   : fg_config_parse_string("<default>", fg_default_config, cfg, messages);
+	fclose(messages);
+	if (ret) {
+		size = strlen(text);
+		while (size && text[size - 1] == '\n')
+			text[--size] = '\0';
+		fg_fail_at(err, FG_ERR_CONFIG, "%s", text);
+	}
+	free(text);
+	return ret ? -1 : 0;
 }

@@ -6,11 +6,19 @@
 
 #include <stdbool.h>
 
+#include "base/err.h"
+#include "config/config.h"
+
 /* Set by --insecure-config: skip the check. */
 extern bool fg_insecure_config;
 
 /* Returns 0 when `path` may be trusted (or cannot be read: the parser says
- * so), else prints "PATH: why" and returns -EPERM. */
-int fg_config_check_owner(const char *path);
+ * so), else -1 with `err` (FG_ERR_CONFIG, "PATH: refused: why ..."). */
+int fg_config_check_owner(const char *path, struct fg_err *err);
+
+/* Reads the config at `path` (the built-in one for NULL) into `cfg`: the
+ * owner check, then the parser. Returns 0, or -1 with `err` (FG_ERR_CONFIG,
+ * the parser's "FILE:LINE: ..." message). */
+int fg_config_read(const char *path, struct fg_config *cfg, struct fg_err *err);
 
 #endif /* FG_FILEMODE_H */

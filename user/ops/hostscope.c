@@ -123,10 +123,11 @@ struct peer_check {
 	const struct fg_config *cfg;
 	const struct fg_compiled *compiled;
 	struct fg_policy_set *peer; /* scratch */
+	struct fg_err *err;	    /* the refusal */
 };
 
 /* Stops the walk (1) at a peer that defines a host-scoped policy of ours
- * differently, saying so on stderr. */
+ * differently, with the refusal in c->err. */
 static int check_peer(const char *dir, const char *name, void *ctx)
 {
 	struct peer_check *c = ctx;
@@ -145,10 +146,11 @@ static int check_peer(const char *dir, const char *name, void *ctx)
 		if (q && (q->flags & FG_POLICY_HOST) &&
 		    strncmp(q->name, p->name, sizeof(p->name))) {
 			/* The id is a 32-bit hash of the name and algorithm. */
-			pr_warn("%s:%d: policy '%s' is scope = host, and its id (%08x) is that of "
+			fg_fail_at(
+				c->err, FG_ERR_CONFIG,
+				"%s:%d: policy '%s' is scope = host, and its id (%08x) is that of "
 				"%s's host-scoped policy '%s': they would share one state "
-				"(expected "
-				"another name)\n",
+				"(expected another name)",
 				c->path, c->cfg->policies[i].line, p->name, p->id, name, q->name);
 			return 1;
 		}
@@ -157,16 +159,17 @@ static int check_peer(const char *dir, const char *name, void *ctx)
 			continue;
 		my_burst = fg_format_rate(p, mine, sizeof(mine));
 		their_burst = fg_format_rate(q, theirs, sizeof(theirs));
-		pr_warn("%s:%d: policy '%s' is scope = host, and %s has a host-scoped policy of "
-			"that name with another limit (here %s %s, burst %llu, per /%u /%u; on "
-			"%s %s %s, burst %llu, per /%u /%u): host-scoped policies of one name "
-			"share "
-			"one state on this host (expected the same algorithm, rate, burst and per "
-			"as on %s, or another name)\n",
-			c->path, c->cfg->policies[i].line, p->name, name,
-			fg_algorithm_name(p->algorithm), mine, (unsigned long long)my_burst,
-			p->prefix_v4, p->prefix_v6, name, fg_algorithm_name(q->algorithm), theirs,
-			(unsigned long long)their_burst, q->prefix_v4, q->prefix_v6, name);
+		fg_fail_at(c->err, FG_ERR_CONFIG,
+			   "%s:%d: policy '%s' is scope = host, and %s has a host-scoped policy of "
+			   "that name with another limit (here %s %s, burst %llu, per /%u /%u; on "
+			   "%s %s %s, burst %llu, per /%u /%u): host-scoped policies of one name "
+			   "share one state on this host (expected the same algorithm, rate, burst "
+			   "and per as on %s, or another name)",
+			   c->path, c->cfg->policies[i].line, p->name, name,
+			   fg_algorithm_name(p->algorithm), mine, (unsigned long long)my_burst,
+			   p->prefix_v4, p->prefix_v6, name, fg_algorithm_name(q->algorithm),
+			   theirs, (unsigned long long)their_burst, q->prefix_v4, q->prefix_v6,
+			   name);
 		return 1;
 	}
 	return 0;
@@ -175,7 +178,8 @@ static int check_peer(const char *dir, const char *name, void *ctx)
 int fg_host_check_peers(const char *ifname, const char *path, const struct fg_config *cfg,
 			const struct fg_compiled *compiled, struct fg_err *err)
 {
-	struct peer_check c = {.path = path ? path : "<default>", .cfg = cfg, .compiled = compiled};
+	struct peer_check c = {
+		.path = path ? path : "<default>", .cfg = cfg, .compiled = compiled, .err = err};
 	int refused;
 
 	if (!fg_config_has_host(cfg))
@@ -186,7 +190,7 @@ int fg_host_check_peers(const char *ifname, const char *path, const struct fg_co
 			       "out of memory reading other interfaces' policies");
 	refused = for_each_folder(ifname, true, check_peer, &c);
 	free(c.peer);
-	return refused ? fg_fail_reported(err, FG_ERR_CONFIG) : 0;
+	return refused ? -1 : 0;
 }
 
 /* A complete interface folder whose host_sources is a host's table (a
@@ -239,14 +243,16 @@ int fg_host_prepare(const char *ifname, const char *path, const struct fg_config
 		return 0;
 	}
 	if (info.max_entries < cfg->max_sources) {
-		pr_warn("%s: max_sources = %u, but the host's table for scope = host (%s/%s) was "
-			"created with %u entries by another interface's load (expected max_sources "
-			"<= %u, or unload every interface with scope = host policies first)\n",
-			path ? path : "<default>", cfg->max_sources, FG_HOST_DIR, FG_HOST_MAP,
-			info.max_entries, info.max_entries);
 		close(*fd);
 		*fd = -1;
-		return fg_fail_reported(err, FG_ERR_CONFIG);
+		return fg_fail_at(
+			err, FG_ERR_CONFIG,
+			"%s: max_sources = %u, but the host's table for scope = host (%s/%s) "
+			"was created with %u entries by another interface's load (expected "
+			"max_sources <= %u, or unload every interface with scope = host "
+			"policies first)",
+			path ? path : "<default>", cfg->max_sources, FG_HOST_DIR, FG_HOST_MAP,
+			info.max_entries, info.max_entries);
 	}
 	return 0;
 }

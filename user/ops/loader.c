@@ -24,6 +24,7 @@
 #include "ops/hostscope.h"
 #include "ops/loader.h"
 #include "ops/steps.h"
+#include "maps/runtime.h"
 #include "ops/upgrade.h"
 #include "policy/policy.h"
 
@@ -187,12 +188,9 @@ static void load_runtime(const struct fg_load_opts *opts, const struct fg_config
 			 struct fg_runtime *rt)
 {
 	memset(rt, 0, sizeof(*rt));
+	fg_runtime_record_config(rt, cfg);
 	rt->hook = opts->hook >= 0 ? opts->hook : cfg->hook;
 	rt->xdp_mode = opts->xdp_mode >= 0 ? opts->xdp_mode : cfg->xdp_mode;
-	rt->max_sources = cfg->max_sources;
-	rt->config_hook = cfg->hook;
-	rt->config_xdp_mode = cfg->xdp_mode;
-	rt->coarse_clock = cfg->coarse_clock;
 	rt->loaded_at = time(NULL);
 	rt->netns_ino = fg_netns_inode();
 }

@@ -14,64 +14,12 @@
 #include "config/config.h"
 #include "maps/loaded.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "ops/hostscope.h"
 #include "ops/loader.h"
 #include "ops/steps.h"
 #include "ops/upgrade.h"
 #include "policy/policy.h"
-
-static const char *hook_name(__u32 hook)
-{
-	return hook == FG_HOOK_XDP ? "xdp" : "tc";
-}
-
-static const char *xdp_mode_name(__u32 mode)
-{
-	return mode == FG_XDP_GENERIC ? "generic" : "native";
-}
-
-/*
- * Refuses a reload that asks for what only a load can set: the program's
- * hook and mode, its clock, the table sizes, the interface. The hook and
- * mode may be what the running program uses or what the load's config said
- * (a --hook or --mode on the command line overrides the config). Returns 0,
- * or -1 with the refusal on stderr.
- */
-static int check_fixed_keys(const char *ifname, const char *path, const struct fg_config *cfg,
-			    const struct fg_runtime *rt)
-{
-	const char *name = path ? path : "<default>";
-
-	if (cfg->interface[0] && strcmp(cfg->interface, ifname)) {
-		pr_warn("%s: interface = %s cannot change by reload (loaded on %s)\n", name,
-			cfg->interface, ifname);
-		return -1;
-	}
-	if (cfg->hook != rt->hook && cfg->hook != rt->config_hook) {
-		pr_warn("%s: hook = %s cannot change by reload (loaded at %s); unload and load\n",
-			name, hook_name(cfg->hook), hook_name(rt->hook));
-		return -1;
-	}
-	if (rt->hook == FG_HOOK_XDP && cfg->xdp_mode != rt->xdp_mode &&
-	    cfg->xdp_mode != rt->config_xdp_mode) {
-		pr_warn("%s: xdp_mode = %s cannot change by reload (loaded %s); unload and load\n",
-			name, xdp_mode_name(cfg->xdp_mode), xdp_mode_name(rt->xdp_mode));
-		return -1;
-	}
-	if ((__u32)cfg->coarse_clock != rt->coarse_clock) {
-		pr_warn("%s: clock = %s cannot change by reload (it is compiled into the loaded "
-			"program); unload and load\n",
-			name, cfg->coarse_clock ? "coarse" : "precise");
-		return -1;
-	}
-	if (cfg->max_sources != rt->max_sources) {
-		pr_warn("%s: max_sources = %u cannot change by reload: it sizes the tables "
-			"(loaded with %llu); unload and load\n",
-			name, cfg->max_sources, (unsigned long long)rt->max_sources);
-		return -1;
-	}
-	return 0;
-}
 
 /* Every map the config sizes must be large enough already: maps are sized
  * once, at load. */
@@ -92,11 +40,13 @@ static int check_maps_fit(struct fg_pinned *pinned, const char *path, const stru
 			return fg_fail(err, FG_ERR_SYSTEM, "cannot inspect the pinned map %s: %s",
 				       row->name, strerror(errno));
 		if (info.max_entries < need) {
-			pr_warn("%s: the policies need %u entries in the `%s` table (%s), which "
-				"was created with %u at load time (unload and load to grow it)\n",
+			return fg_fail_at(
+				err, FG_ERR_CONFIG,
+				"%s: the policies need %u entries in the `%s` table (%s), "
+				"which was created with %u at load time (unload and load to "
+				"grow it)",
 				path ? path : "<default>", need, row->name, row->status_note,
 				info.max_entries);
-			return fg_fail_reported(err, FG_ERR_CONFIG);
 		}
 	}
 	return 0;
@@ -116,11 +66,12 @@ static int check_ipv6_table(const struct fg_pinned *pinned, const char *path,
 			       strerror(errno));
 	if (info.max_entries == cfg->max_sources_ipv6)
 		return 0;
-	pr_warn("%s: max_sources_ipv6 = %u cannot change by reload: it sizes the table "
-		"(loaded with %u; unset, it is max_sources / 4, at least %u); unload and load\n",
-		path ? path : "<default>", cfg->max_sources_ipv6, info.max_entries,
-		FG_MIN_SOURCES_IPV6);
-	return fg_fail_reported(err, FG_ERR_CONFIG);
+	return fg_fail_at(err, FG_ERR_CONFIG,
+			  "%s: max_sources_ipv6 = %u cannot change by reload: it sizes the table "
+			  "(loaded with %u; unset, it is max_sources / 4, at least %u); unload and "
+			  "load",
+			  path ? path : "<default>", cfg->max_sources_ipv6, info.max_entries,
+			  FG_MIN_SOURCES_IPV6);
 }
 
 /* A reload into pins no program uses would report a change nothing
@@ -200,10 +151,8 @@ static int reload_loaded(const char *ifname, const char *path, const struct fg_c
 
 	if (fg_open_loaded(ifname, &pinned, err) || check_program_runs(ifname, err))
 		goto out;
-	if (check_fixed_keys(ifname, path, cfg, &pinned.rt)) {
-		fg_fail_reported(err, FG_ERR_CONFIG);
+	if (fg_runtime_check_reload(&pinned.rt, ifname, path ? path : "<default>", cfg, err))
 		goto out;
-	}
 	if (check_ipv6_table(&pinned, path, cfg, err) || check_maps_fit(&pinned, path, cfg, err))
 		goto out;
 	if (fg_step_compile(cfg, path, !pinned.rt.active_slot, compiled, err) ||

@@ -21,12 +21,7 @@
 
 int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err *err)
 {
-	if (path && fg_config_check_owner(path))
-		return fg_fail_reported(err, FG_ERR_CONFIG);
-	if (path ? fg_config_parse_file(path, cfg, stderr)
-		 : fg_config_parse_string("<default>", fg_default_config, cfg, stderr))
-		return fg_fail_reported(err, FG_ERR_CONFIG);
-	return 0;
+	return fg_config_read(path, cfg, err);
 }
 
 int fg_step_compile(const struct fg_config *cfg, const char *path, __u32 slot,
@@ -40,9 +35,9 @@ int fg_step_compile(const struct fg_config *cfg, const char *path, __u32 slot,
 		return fg_fail(err, FG_ERR_SYSTEM, "out of memory compiling the policies");
 	ret = fg_policy_compile(cfg, slot, *out);
 	if (ret == -E2BIG) {
-		pr_warn("%s: the policies' source CIDRs need more than %d trie entries\n", name,
-			FG_MAX_SRC_PREFIXES);
-		return fg_fail_reported(err, FG_ERR_CONFIG);
+		return fg_fail_at(err, FG_ERR_CONFIG,
+				  "%s: the policies' source CIDRs need more than %d trie entries",
+				  name, FG_MAX_SRC_PREFIXES);
 	}
 	/* The parser bounds every value, so this is a rate, burst or ban the
 	 * parser let through and the algorithm's params cannot hold. */

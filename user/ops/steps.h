@@ -15,16 +15,8 @@
 #include "config/config.h"
 #include "policy/policy.h"
 
-/* A failure of `kind` whose words are already on stderr: the config
- * parser's FILE:LINE lines, and the refusals that name the config's
- * FILE (or FILE:LINE) as they do, without "Error: ". */
-static inline int fg_fail_reported(struct fg_err *err, enum fg_err_kind kind)
-{
-	return fg_fail(err, kind, "%s", "");
-}
-
 /* The config at `path`, or the built-in one for NULL: checks who may have
- * written it, then parses it (its errors go to stderr as FILE:LINE). */
+ * written it, then parses it (fg_config_read). */
 int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err *err);
 
 /* Compiles `cfg` into *out (allocated; the caller frees it) for `slot`. */

@@ -38,6 +38,7 @@
 #include "ops/hostscope.h"
 #include "base/log.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "maps/skeleton.h"
 #include "ops/upgrade.h"
 #include "attach/xdp_ext.h"
@@ -145,10 +146,7 @@ static int write_runtime(struct upgrade *u, const struct fg_config *cfg)
 	__u32 zero = 0;
 
 	u->rt.active_slot = 0;
-	u->rt.max_sources = cfg->max_sources;
-	u->rt.config_hook = cfg->hook;
-	u->rt.config_xdp_mode = cfg->xdp_mode;
-	u->rt.coarse_clock = cfg->coarse_clock;
+	fg_runtime_record_config(&u->rt, cfg);
 	if (bpf_map_update_elem(bpf_map__fd(u->skel->maps.runtime), &zero, &u->rt, BPF_ANY))
 		return -errno;
 	return 0;
