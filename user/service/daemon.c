@@ -115,12 +115,12 @@ static void log_changes(const struct fg_policy_set *before, const struct fg_poli
 		pr_warn("no policy changed (matches, lists and global keys may have)\n");
 }
 
-/* Logs a failed operation's message (a refusal of the config is on
- * stderr already, as FILE:LINE). */
+/* Logs a failed operation's message as the CLI shows it ("Error: ", but
+ * for a config refusal, which names its FILE:LINE). */
 static void log_failure(const struct fg_err *err)
 {
 	if (err->msg[0])
-		pr_warn("Error: %s\n", err->msg);
+		pr_warn("%s%s\n", err->located ? "" : "Error: ", err->msg);
 }
 
 /* Reloads the config live and says what changed. On failure the running
