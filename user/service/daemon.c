@@ -28,7 +28,6 @@
 #include "base/log.h"
 #include "service/metrics.h"
 #include "maps/pinned.h"
-#include "views/report.h"
 #include "config/values.h"
 
 /* How often the loop wakes without a signal: to check that floodgate is
@@ -269,9 +268,10 @@ int fg_cmd_run(const struct fg_run_opts *opts)
 	/* The endpoint first: an address in use must fail before anything
 	 * on the system changes. */
 	if (opts->metrics_addr) {
-		ret = fg_metrics_start(opts->metrics_addr, opts->ifname, &metrics);
-		if (ret)
-			return ret;
+		struct fg_err err = {0};
+
+		if (fg_metrics_start(opts->metrics_addr, opts->ifname, &metrics, &err))
+			return fg_exit_report(&err);
 	}
 	ret = load_or_adopt(opts);
 	if (ret) {

@@ -35,7 +35,6 @@
 #include "service/fleet.h"
 #include "base/log.h"
 #include "maps/pinned.h"
-#include "views/report.h"
 #include "config/values.h"
 
 /* KEYS[1]: the key's fleet state (its GCRA TAT, microseconds of the server's

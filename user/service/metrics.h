@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Prometheus text exposition of a loaded floodgate, served on /metrics by
- * libmicrohttpd (user/metrics.c). */
+ * libmicrohttpd (user/service/metrics.c). */
 #ifndef FG_METRICS_H
 #define FG_METRICS_H
 
 #include <stdio.h>
+
+#include "base/err.h"
 
 struct fg_metrics;
 
@@ -13,9 +15,10 @@ struct fg_metrics;
 int fg_metrics_render(const char *ifname, FILE *out);
 
 /* Serves /metrics on ADDR:PORT ([ADDR]:PORT for IPv6) from a thread of its
- * own. Returns an exit code: FG_EXIT_USAGE for a bad address, FG_EXIT_ENV
- * when it cannot be bound. */
-int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out);
+ * own. Returns 0, or -1 with `err` saying why: FG_ERR_USAGE for a bad
+ * address, FG_ERR_ENV when it cannot be bound. */
+int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out,
+		     struct fg_err *err);
 void fg_metrics_stop(struct fg_metrics *metrics);
 
 #endif /* FG_METRICS_H */
