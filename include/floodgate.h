@@ -13,6 +13,8 @@
 #include <linux/types.h>
 #include <linux/bpf.h> /* struct bpf_spin_lock */
 
+#include "fg_counters.h"
+
 #define FG_MAX_POLICIES		   64 /* one bit each in a __u64 match mask */
 #define FG_POLICY_NAME_LEN	   32
 #define FG_POLICY_SLOTS		   2 /* double-buffered policy sets for live reload */
@@ -477,37 +479,12 @@ struct fg_fleet_state {
 /* Per-CPU counters of one policy (`policy_stats`, indexed by
  * slot * FG_MAX_POLICIES + policy index). */
 struct fg_policy_stats {
-	__u64 matched_packets;
-	__u64 matched_bytes;
-	__u64 passed_packets;
-	__u64 passed_bytes;
-	__u64 dropped_packets;
-	__u64 dropped_bytes;
-	__u64 would_drop_packets; /* monitor: refused but passed */
-	__u64 would_drop_bytes;
+	FG_POLICY_COUNTERS(FG_COUNTER_MEMBER)
 };
 
 /* Per-CPU global counters (`global_stats`, one entry). */
 struct fg_global_stats {
-	__u64 packets;		 /* every packet the program saw */
-	__u64 parsed;		 /* IPv4/IPv6 packets parsed */
-	__u64 non_ip;		 /* passed untouched */
-	__u64 malformed;	 /* truncated or invalid; malformed_verdict */
-	__u64 unmatched;	 /* IP packets no policy matched; passed */
-	__u64 insert_failed;	 /* no state entry could be created (not: full) */
-	__u64 cas_exhausted;	 /* contention beat the bounded CAS loop; refused */
-	__u64 allowed;		 /* an [allow] prefix matched: passed, no policy */
-	__u64 denied;		 /* a [deny] prefix matched: dropped */
-	__u64 banned;		 /* dropped by an active ban */
-	__u64 bans_added;	 /* bans set by `action = ban` */
-	__u64 ipv6_ext_overflow; /* more IPv6 extension headers than walked */
-	__u64 sources_created;	 /* per-source entries created */
-	__u64 budget_overflow;	 /* new sources judged by the shared overflow bucket */
-	__u64 vlan_overflow;	 /* more VLAN tags than the parser walks: dropped */
-	__u64 tiny_fragments;	 /* first fragments without their L4 header: dropped */
-	__u64 ban_insert_failed; /* `action = ban` could not add a ban (trie full) */
-	__u64 events_suppressed; /* events over the `events` rate, or with the ring full */
-	__u64 fleet_held;	 /* refused because the fleet holds the key (scope = fleet) */
+	FG_GLOBAL_COUNTERS(FG_COUNTER_MEMBER)
 };
 
 /* Record of the `events` ring buffer. A ban's expiry is not a record: the

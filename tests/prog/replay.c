@@ -177,7 +177,9 @@ static int replay(const char *config, const char *capture, struct fg_replay_resu
 	struct fg_replay_opts opts = {.config_path = write_file("test.conf", config),
 				      .capture_path = capture};
 
-	return fg_replay(&opts, r);
+	struct fg_err err = {0};
+
+	return fg_replay(&opts, r, &err) ? fg_exit_code(err.kind) : FG_EXIT_OK;
 }
 
 /* ---- the reference: textbook definitions --------------------------------- */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Prometheus metrics. Every scrape opens the pins afresh and reads the maps
- * (per-CPU counters summed by report.c's readers), so the endpoint follows
+ * (per-CPU counters summed by maps/batch.h), so the endpoint follows
  * reloads and adoptions, and answers 503 while floodgate is not loaded.
  * HTTP is libmicrohttpd's: no hand-written parser faces the network.
  */
@@ -19,67 +19,45 @@
 #include <bpf/bpf.h>
 #include <microhttpd.h>
 
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/util.h"
 #include "maps/batch.h"
 #include "maps/loaded.h"
-#include "ops/loader.h"
-#include "base/log.h"
-#include "service/metrics.h"
 #include "maps/pinned.h"
-#include "views/report.h"
-#include "views/top.h"
+#include "service/metrics.h"
 
 struct fg_metrics {
 	struct MHD_Daemon *daemon;
 	char ifname[IF_NAMESIZE];
 };
 
-/* The global counters, in struct order; the assertion below keeps the list
- * complete when the struct grows. */
-static const struct {
+/* A counter of include/fg_counters.h: where it is, and its metric. */
+struct counter_metric {
 	size_t offset;
-	const char *name, *help;
-} global_counters[] = {
-	{offsetof(struct fg_global_stats, packets), "packets_total", "Packets the program saw."},
-	{offsetof(struct fg_global_stats, parsed), "parsed_packets_total",
-	 "IPv4 and IPv6 packets parsed and matched against the policies."},
-	{offsetof(struct fg_global_stats, non_ip), "non_ip_packets_total",
-	 "Non-IP packets, passed untouched."},
-	{offsetof(struct fg_global_stats, malformed), "malformed_packets_total",
-	 "Truncated or invalid packets, given the malformed verdict."},
-	{offsetof(struct fg_global_stats, unmatched), "unmatched_packets_total",
-	 "IP packets no policy matched, passed."},
-	{offsetof(struct fg_global_stats, insert_failed), "insert_failed_total",
-	 "New per-source entries a full table refused."},
-	{offsetof(struct fg_global_stats, cas_exhausted), "cas_exhausted_total",
-	 "Packets refused because contention outlasted the compare-and-swap loop."},
-	{offsetof(struct fg_global_stats, allowed), "allowed_packets_total",
-	 "Packets from an [allow] prefix, passed without a policy."},
-	{offsetof(struct fg_global_stats, denied), "denied_packets_total",
-	 "Packets from a [deny] prefix, dropped."},
-	{offsetof(struct fg_global_stats, banned), "banned_packets_total",
-	 "Packets dropped by an active ban."},
-	{offsetof(struct fg_global_stats, bans_added), "bans_added_total",
-	 "Bans set by action = ban."},
-	{offsetof(struct fg_global_stats, ipv6_ext_overflow), "ipv6_ext_overflow_total",
-	 "IPv6 packets with more extension headers than the parser walks."},
-	{offsetof(struct fg_global_stats, sources_created), "sources_created_total",
-	 "Per-source state entries created."},
-	{offsetof(struct fg_global_stats, budget_overflow), "budget_overflow_packets_total",
-	 "Packets of new sources judged by the shared overflow bucket (new-source budget spent)."},
-	{offsetof(struct fg_global_stats, vlan_overflow), "vlan_overflow_packets_total",
-	 "Frames with more VLAN tags than the parser walks, dropped."},
-	{offsetof(struct fg_global_stats, tiny_fragments), "tiny_fragments_total",
-	 "First fragments too short to hold their L4 header, dropped."},
-	{offsetof(struct fg_global_stats, ban_insert_failed), "ban_insert_failed_total",
-	 "Bans action = ban could not add (the bans table was full)."},
-	{offsetof(struct fg_global_stats, events_suppressed), "events_suppressed_total",
-	 "Datapath events not emitted: over the events rate, or the ring was full."},
-	{offsetof(struct fg_global_stats, fleet_held), "fleet_held_packets_total",
-	 "Packets of scope = fleet policies refused because the fleet holds their key."},
+	const char *name, *verdict, *help; /* verdict: NULL, or the label's value */
 };
-_Static_assert(sizeof(global_counters) / sizeof(global_counters[0]) ==
-		       sizeof(struct fg_global_stats) / sizeof(__u64),
-	       "every global counter is exported");
+
+static const struct counter_metric global_counters[] = {
+#define X(field, metric, help) {offsetof(struct fg_global_stats, field), metric, NULL, help},
+	FG_GLOBAL_COUNTERS(X)
+#undef X
+};
+
+static const struct counter_metric policy_counters[] = {
+#define X(field, metric, verdict, help)                                                            \
+	{offsetof(struct fg_policy_stats, field), metric, verdict[0] ? verdict : NULL, help},
+	FG_POLICY_COUNTERS(X)
+#undef X
+};
+
+static __u64 counter_value(const void *stats, const struct counter_metric *c)
+{
+	__u64 value;
+
+	memcpy(&value, (const char *)stats + c->offset, sizeof(value));
+	return value;
+}
 
 static void family(FILE *out, const char *name, const char *type, const char *help)
 {
@@ -112,43 +90,38 @@ static void policy_sample(FILE *out, const char *name, const char *ifname, const
 	fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)value);
 }
 
-/* policy_packets_total and policy_bytes_total, one sample per verdict. */
-static void render_verdicts(FILE *out, const char *ifname, const struct fg_policy_set *set,
-			    const struct fg_policy_stats *ps, __u32 n)
+/* Whether an earlier row of policy_counters has the same metric (the
+ * family is written once, with the samples of every verdict). */
+static bool family_written(size_t row)
 {
-	static const struct {
-		const char *verdict;
-		size_t packets, bytes;
-	} verdicts[] = {
-		{"passed", offsetof(struct fg_policy_stats, passed_packets),
-		 offsetof(struct fg_policy_stats, passed_bytes)},
-		{"dropped", offsetof(struct fg_policy_stats, dropped_packets),
-		 offsetof(struct fg_policy_stats, dropped_bytes)},
-		{"would_drop", offsetof(struct fg_policy_stats, would_drop_packets),
-		 offsetof(struct fg_policy_stats, would_drop_bytes)},
-	};
-	int bytes;
+	size_t i;
+
+	for (i = 0; i < row; i++)
+		if (!strcmp(policy_counters[i].name, policy_counters[row].name))
+			return true;
+	return false;
+}
+
+/* One family per metric of policy_counters; per policy, a sample per row
+ * of the metric (verdict="..." for policy_packets_total and _bytes_). */
+static void render_policy_counters(FILE *out, const char *ifname, const struct fg_policy_set *set,
+				   const struct fg_policy_stats *ps, __u32 n)
+{
+	size_t row, v;
 	__u32 i;
-	size_t v;
 
-	for (bytes = 0; bytes < 2; bytes++) {
-		const char *name = bytes ? "policy_bytes_total" : "policy_packets_total";
+	for (row = 0; row < ARRAY_SIZE(policy_counters); row++) {
+		const struct counter_metric *c = &policy_counters[row];
 
-		family(out, name, "counter",
-		       bytes ? "Bytes by verdict: passed, dropped, would_drop (monitor; also in "
-			       "passed)."
-			     : "Packets by verdict: passed, dropped, would_drop (monitor; also in "
-			       "passed).");
-		for (i = 0; i < n; i++) {
-			for (v = 0; v < sizeof(verdicts) / sizeof(verdicts[0]); v++) {
-				size_t offset = bytes ? verdicts[v].bytes : verdicts[v].packets;
-				__u64 value;
-
-				memcpy(&value, (const char *)&ps[i] + offset, sizeof(value));
-				policy_sample(out, name, ifname, set->policies[i].name,
-					      verdicts[v].verdict, value);
-			}
-		}
+		if (family_written(row))
+			continue;
+		family(out, c->name, "counter", c->help);
+		for (i = 0; i < n; i++)
+			for (v = row; v < ARRAY_SIZE(policy_counters); v++)
+				if (!strcmp(policy_counters[v].name, c->name))
+					policy_sample(out, c->name, ifname, set->policies[i].name,
+						      policy_counters[v].verdict,
+						      counter_value(&ps[i], &policy_counters[v]));
 	}
 }
 
@@ -163,18 +136,8 @@ static int render_policies(FILE *out, const char *ifname, const struct fg_pinned
 		err = fg_sum_percpu(pinned->maps.policy_stats,
 				    pinned->rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
 				    sizeof(ps[i]));
-	if (err)
-		goto out;
-	family(out, "policy_matched_packets_total", "counter", "Packets a policy matched.");
-	for (i = 0; i < n; i++)
-		policy_sample(out, "policy_matched_packets_total", ifname, set->policies[i].name,
-			      NULL, ps[i].matched_packets);
-	family(out, "policy_matched_bytes_total", "counter", "Bytes a policy matched.");
-	for (i = 0; i < n; i++)
-		policy_sample(out, "policy_matched_bytes_total", ifname, set->policies[i].name,
-			      NULL, ps[i].matched_bytes);
-	render_verdicts(out, ifname, set, ps, n);
-out:
+	if (!err)
+		render_policy_counters(out, ifname, set, ps, n);
 	free(ps);
 	return err;
 }
@@ -194,14 +157,12 @@ static int render_globals(FILE *out, const char *ifname, const struct fg_pinned 
 
 	if (err)
 		return err;
-	for (i = 0; i < sizeof(global_counters) / sizeof(global_counters[0]); i++) {
-		__u64 value;
-
-		memcpy(&value, (const char *)&global + global_counters[i].offset, sizeof(value));
+	for (i = 0; i < ARRAY_SIZE(global_counters); i++) {
 		family(out, global_counters[i].name, "counter", global_counters[i].help);
 		fprintf(out, "floodgate_%s{interface=\"", global_counters[i].name);
 		label_value(out, ifname);
-		fprintf(out, "\"} %" PRIu64 "\n", (uint64_t)value);
+		fprintf(out, "\"} %" PRIu64 "\n",
+			(uint64_t)counter_value(&global, &global_counters[i]));
 	}
 	return 0;
 }
@@ -222,25 +183,30 @@ static __u32 capacity(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
 }
 
+struct ban_count {
+	int fd;
+	__u64 now, entries, active;
+};
+
+static int count_ban(const void *key, void *ctx)
+{
+	struct ban_count *count = ctx;
+	struct fg_ban ban;
+
+	count->entries++;
+	if (!bpf_map_lookup_elem(count->fd, key, &ban) && ban.expires_ns > count->now)
+		count->active++;
+	return 0;
+}
+
 /* Entries of the bans trie, and how many of them are in force now. */
 static void count_bans(int fd, __u64 *entries, __u64 *active)
 {
-	struct fg_src_lpm_key key, next;
-	struct timespec ts;
-	struct fg_ban ban;
-	void *prev = NULL;
-	__u64 now;
+	struct ban_count count = {.fd = fd, .now = fg_monotonic_ns()};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	*entries = *active = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		++*entries;
-		if (!bpf_map_lookup_elem(fd, &key, &ban) && ban.expires_ns > now)
-			++*active;
-	}
+	fg_map_for_each_key(fd, sizeof(struct fg_src_lpm_key), count_ban, &count);
+	*entries = count.entries;
+	*active = count.active;
 }
 
 static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *pinned)
@@ -258,8 +224,8 @@ static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *
 		{"logs", pinned->logs, key_size, sizeof(struct fg_log_entry)},
 	};
 	/* One more than the tables: the bans. */
-	__u64 entries[sizeof(tables) / sizeof(tables[0]) + 1] = {0}, active_bans;
-	size_t i, n = sizeof(tables) / sizeof(tables[0]);
+	__u64 entries[ARRAY_SIZE(tables) + 1] = {0}, active_bans;
+	size_t i, n = ARRAY_SIZE(tables);
 	int err = 0;
 
 	for (i = 0; i < n && !err; i++)
@@ -310,7 +276,7 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 			 {"fleet_bans_applied_total", "counter",
 			  "Fleet bans copied into the bans table.", 0},
 		 };
-	double values[sizeof(rows) / sizeof(rows[0])];
+	double values[ARRAY_SIZE(rows)];
 	struct fg_fleet_state st;
 	__u32 zero = 0;
 	size_t i;
@@ -327,7 +293,7 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 	values[5] = (double)st.outages;
 	values[6] = (double)st.bans_published;
 	values[7] = (double)st.bans_applied;
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		row = &rows[i];
 		family(out, row->name, row->type, row->help);
 		interface_sample(out, row->name, ifname, values[i]);

@@ -1,111 +1,98 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* `bans`: the listing, moved here verbatim from ops/bans.c (ops return
- * results and print nothing). The read models' rework replaces this file. */
-#include <arpa/inet.h>
+/* `bans`: the bans trie as a list. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 
 #include "base/clock.h"
-#include "base/log.h"
-#include "cli/exit.h" /* until the read models return struct fg_err alone */
+#include "maps/batch.h"
 #include "maps/loaded.h"
 #include "maps/pinned.h"
+#include "policy/readback.h"
 #include "views/bans.h"
 
-static const char *banned_by(const struct fg_policy_set *set, __u32 policy_id)
-{
-	__u32 i;
+#define FG_BAN_FOREVER (~0ULL)
 
-	if (!policy_id)
-		return "(by hand)";
-	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
-		if (set->policies[i].id == policy_id)
-			return set->policies[i].name;
-	return "(a removed policy)";
-}
+struct ban_walk {
+	int fd;
+	__u64 now;
+	struct fg_ban_list *list;
+	size_t cap;
+};
 
-/* One row of `bans`: text columns, or one JSON object (README: bans --json). */
-static void print_ban(const struct fg_src_lpm_key *key, const struct fg_ban *ban,
-		      const struct fg_policy_set *set, __u64 now, bool json, bool first)
+static void describe(const struct fg_src_lpm_key *key, const struct fg_ban *ban,
+		     const struct fg_policy_set *set, __u64 now, struct fg_ban_entry *e)
 {
-	char addr[INET6_ADDRSTRLEN], prefix[INET6_ADDRSTRLEN + 8], left[32];
-	const char *by = banned_by(set, ban->policy_id);
-	bool forever = ban->expires_ns == ~0ULL, expired = !forever && ban->expires_ns <= now;
+	const struct fg_policy *p = ban->policy_id ? fg_policy_by_id(set, ban->policy_id) : NULL;
+	char addr[INET6_ADDRSTRLEN];
 
 	inet_ntop(key->family == FG_FAMILY_IPV4 ? AF_INET : AF_INET6, key->addr, addr,
 		  sizeof(addr));
-	snprintf(prefix, sizeof(prefix), "%s/%u", addr, key->prefixlen - FG_SRC_LPM_HEADER_BITS);
-	if (json) {
-		printf("%s\n    {\"prefix\": \"%s\", \"family\": %u, \"state\": \"%s\", ",
-		       first ? "" : ",", prefix, key->family,
-		       forever	 ? "until_unbanned"
-		       : expired ? "expired"
-				 : "active");
-		if (forever || expired)
-			printf("\"remaining_s\": null, ");
-		else
-			printf("\"remaining_s\": %.3f, ", (ban->expires_ns - now) / 1e9);
-		printf("\"duration_s\": %.3f, \"strikes\": %u, \"by_hand\": %s, \"policy\": ",
-		       ban->duration_ns / 1e9, ban->strikes, ban->policy_id ? "false" : "true");
-		if (ban->policy_id && by[0] != '(')
-			printf("\"%s\"}", by);
-		else
-			printf("null}");
-		return;
-	}
-	if (forever)
-		snprintf(left, sizeof(left), "until unbanned");
-	else if (expired)
-		snprintf(left, sizeof(left), "expired");
-	else
-		snprintf(left, sizeof(left), "%.1fs", (ban->expires_ns - now) / 1e9);
-	printf("%-44s %-14s %-8u %s\n", prefix, left, ban->strikes, by);
+	snprintf(e->prefix, sizeof(e->prefix), "%s/%u", addr,
+		 key->prefixlen - FG_SRC_LPM_HEADER_BITS);
+	e->family = key->family;
+	e->state = ban->expires_ns == FG_BAN_FOREVER ? FG_BAN_UNTIL_UNBANNED
+		   : ban->expires_ns <= now	     ? FG_BAN_EXPIRED
+						     : FG_BAN_ACTIVE;
+	e->remaining_s = e->state == FG_BAN_ACTIVE ? (ban->expires_ns - now) / 1e9 : 0;
+	e->duration_s = ban->duration_ns / 1e9;
+	e->strikes = ban->strikes;
+	e->by_hand = !ban->policy_id;
+	e->policy = p ? p->name : NULL;
 }
 
-int fg_cmd_bans(const char *ifname, bool json)
+static int add_entry(const void *key, void *ctx)
+{
+	struct ban_walk *walk = ctx;
+	struct fg_ban_list *list = walk->list;
+	struct fg_ban ban;
+
+	if (bpf_map_lookup_elem(walk->fd, key, &ban))
+		return 0; /* deleted meanwhile */
+	if (list->count == walk->cap) {
+		size_t cap = walk->cap ? 2 * walk->cap : 64;
+		struct fg_ban_entry *grown = realloc(list->entries, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		list->entries = grown;
+		walk->cap = cap;
+	}
+	describe(key, &ban, list->set, walk->now, &list->entries[list->count++]);
+	return 0;
+}
+
+int fg_bans_read(const char *ifname, struct fg_ban_list *list, struct fg_err *err)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
-	struct fg_policy_set *set = malloc(sizeof(*set));
-	struct fg_err err = {0};
-	struct fg_src_lpm_key key, next;
-	void *prev = NULL;
-	__u64 now;
-	__u32 slot;
-	int ret, shown = 0;
+	struct ban_walk walk = {.list = list};
+	int rc;
 
-	if (!set) {
-		pr_warn("Error: out of memory (the policy set needs %zu bytes)\n", sizeof(*set));
-		return FG_EXIT_FAILURE;
-	}
-	ret = fg_open_loaded(ifname, &pinned, &err) ? fg_exit_report(&err) : FG_EXIT_OK;
-	if (ret)
-		goto out;
-	slot = pinned.rt.active_slot;
-	if (bpf_map_lookup_elem(pinned.maps.policy_sets, &slot, set))
-		memset(set, 0, sizeof(*set));
-	now = fg_monotonic_ns();
-	if (json)
-		printf("{\"interface\": \"%s\", \"bans\": [", ifname);
-	else
-		printf("%-44s %-14s %-8s %s\n", "BANNED", "REMAINING", "STRIKES", "BY");
-	while (!bpf_map_get_next_key(pinned.bans, prev, &next)) {
-		struct fg_ban ban;
-
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(pinned.bans, &key, &ban))
-			continue;
-		print_ban(&key, &ban, set, now, json, shown == 0);
-		shown++;
-	}
-	if (json)
-		printf("%s]}\n", shown ? "\n  " : "");
-	else if (!shown)
-		printf("(no bans)\n");
-out:
+	*list = (struct fg_ban_list){0};
+	list->set = calloc(1, sizeof(*list->set));
+	if (!list->set)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory (the policy set needs %zu bytes)",
+			       sizeof(*list->set));
+	if (fg_open_loaded(ifname, &pinned, err))
+		return -1;
+	/* Without the policies, bans are listed all the same, unnamed. */
+	if (fg_read_active_set(&pinned, list->set))
+		memset(list->set, 0, sizeof(*list->set));
+	walk.fd = pinned.bans;
+	walk.now = fg_monotonic_ns();
+	rc = fg_map_for_each_key(pinned.bans, sizeof(struct fg_src_lpm_key), add_entry, &walk);
 	fg_pinned_close(&pinned);
-	free(set);
-	return ret;
+	if (rc)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read the bans of %s: %s", ifname,
+			       strerror(-rc));
+	return 0;
+}
+
+void fg_bans_free(struct fg_ban_list *list)
+{
+	free(list->entries);
+	free(list->set);
+	*list = (struct fg_ban_list){0};
 }

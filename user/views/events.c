@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `floodgate events IFACE [--json]`: one line per event. The datapath writes
+ * `floodgate events IFACE`: the event stream, as data. The datapath writes
  * struct fg_event records into the `events` ring buffer, already capped by
  * its per-CPU event budget; a ban's end is no record (the datapath has no
  * timer), so the reader keeps the active bans it saw and scans `bans` once
@@ -8,28 +8,24 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "policy/readback.h"
-#include "maps/loaded.h"
-#include "views/events.h"
-#include "cli/exit.h" /* until the read models return struct fg_err alone */
+#include "base/clock.h"
 #include "base/log.h"
+#include "maps/batch.h"
+#include "maps/loaded.h"
+#include "maps/lpmkey.h"
 #include "maps/pinned.h"
-#include "views/report.h"
-#include "config/values.h"
+#include "policy/readback.h"
+#include "views/events.h"
 
-#define POLL_MS		 200
-#define BAN_SCAN_NS	 FG_NS_PER_S
-#define FG_BAN_FOREVER	 (~0ULL)
-#define TIME_TEXT_LENGTH 64 /* gmtime_r fields are ints to the compiler */
+#define POLL_MS	       200
+#define BAN_SCAN_NS    FG_NS_PER_S
+#define FG_BAN_FOREVER (~0ULL)
 
 /* An active ban the reader saw, until it ends. */
 struct tracked_ban {
@@ -43,18 +39,12 @@ struct reader {
 	struct fg_pinned pinned;
 	struct fg_policy_set *set; /* the active policies, for names */
 	__u64 generation;	   /* of `set`; a reload bumps it */
-	bool json;
+	int (*fn)(const struct fg_event_view *event, void *ctx);
+	void *ctx;
+	int stopped; /* fn's non-zero return */
 	struct tracked_ban *bans;
 	size_t n_bans, cap_bans;
 };
-
-static volatile sig_atomic_t stop_requested;
-
-static void request_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 const char *fg_event_name(__u32 type)
 {
@@ -75,26 +65,10 @@ const char *fg_event_name(__u32 type)
 	return "unknown";
 }
 
-static __u64 clock_ns(clockid_t clock)
+/* A datapath time (CLOCK_MONOTONIC, as bpf_ktime_get_ns) on the wall clock. */
+static __u64 wall_ns(__u64 mono_ns)
 {
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (__u64)ts.tv_sec * FG_NS_PER_S + ts.tv_nsec;
-}
-
-/* A datapath time (CLOCK_MONOTONIC, as bpf_ktime_get_ns) as UTC ISO 8601
- * with milliseconds. */
-static void format_time(__u64 mono_ns, char *buf, size_t size)
-{
-	__u64 wall = clock_ns(CLOCK_REALTIME) - (clock_ns(CLOCK_MONOTONIC) - mono_ns);
-	time_t secs = (time_t)(wall / FG_NS_PER_S);
-	struct tm tm;
-
-	gmtime_r(&secs, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned int)(wall % FG_NS_PER_S / 1000000));
+	return fg_clock_ns(CLOCK_REALTIME) - (fg_monotonic_ns() - mono_ns);
 }
 
 /* Re-reads the policy names when a reload changed them. */
@@ -121,58 +95,22 @@ static const char *policy_name(struct reader *r, __u32 policy_id)
 	return p ? p->name : "(a removed policy)";
 }
 
-/* One line. `expires_ns` is printed for bans only. */
-static void print_event(struct reader *r, __u32 type, const struct fg_source_key *key,
-			__u64 time_ns, __u64 expires_ns)
+/* Hands one event to the reader's callback. `expires_ns` is a ban's. */
+static void report(struct reader *r, __u32 type, const struct fg_source_key *key, __u64 time_ns,
+		   __u64 expires_ns)
 {
-	const char *policy = policy_name(r, key->policy_id);
-	char when[TIME_TEXT_LENGTH], until[TIME_TEXT_LENGTH], source[INET6_ADDRSTRLEN + 16];
+	struct fg_event_view event = {.type = type,
+				      .dport = key->dport,
+				      .policy = policy_name(r, key->policy_id),
+				      .time_ns = wall_ns(time_ns),
+				      .is_ban = type == FG_EVENT_BANNED};
 
-	format_time(time_ns, when, sizeof(when));
-	fg_format_key(key, source, sizeof(source));
-	if (type == FG_EVENT_BANNED && expires_ns != FG_BAN_FOREVER)
-		format_time(expires_ns, until, sizeof(until));
-	else
-		snprintf(until, sizeof(until), "never");
-	if (r->json) {
-		printf("{\"time\":\"%s\",\"type\":\"%s\",\"source\":\"%s\",", when,
-		       fg_event_name(type), source);
-		printf(key->dport ? "\"dport\":%u," : "\"dport\":null,", key->dport);
-		printf(policy ? "\"policy\":\"%s\"" : "\"policy\":null", policy);
-		if (type == FG_EVENT_BANNED)
-			printf(expires_ns == FG_BAN_FOREVER ? ",\"expires\":null"
-							    : ",\"expires\":\"%s\"",
-			       until);
-		printf("}\n");
-	} else {
-		printf("%s %-16s %s", when, fg_event_name(type), source);
-		if (key->dport)
-			printf(" dport %u", key->dport);
-		printf(" policy %s", policy ? policy : "(by hand)");
-		if (type == FG_EVENT_BANNED)
-			printf(" until %s", until);
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-static struct fg_src_lpm_key ban_key_of(const struct fg_source_key *key)
-{
-	struct fg_src_lpm_key lpm = {.prefixlen = FG_SRC_LPM_HEADER_BITS + key->prefix_len,
-				     .family = key->family};
-
-	memcpy(lpm.addr, key->addr, sizeof(lpm.addr));
-	return lpm;
-}
-
-static struct fg_source_key source_key_of(const struct fg_src_lpm_key *lpm, __u32 policy_id)
-{
-	struct fg_source_key key = {.policy_id = policy_id,
-				    .family = lpm->family,
-				    .prefix_len = lpm->prefixlen - FG_SRC_LPM_HEADER_BITS};
-
-	memcpy(key.addr, lpm->addr, sizeof(key.addr));
-	return key;
+	fg_format_key(key, event.source, sizeof(event.source));
+	event.forever = event.is_ban && expires_ns == FG_BAN_FOREVER;
+	if (event.is_ban && !event.forever)
+		event.expires_ns = wall_ns(expires_ns);
+	if (!r->stopped)
+		r->stopped = r->fn(&event, r->ctx);
 }
 
 /* Starts or updates the tracking of an active ban. */
@@ -218,9 +156,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	key.prefix_len = event.prefix_len;
 	key.dport = event.dport;
 	memcpy(key.addr, event.addr, sizeof(key.addr));
-	print_event(r, event.type, &key, event.time_ns, event.expires_ns);
+	report(r, event.type, &key, event.time_ns, event.expires_ns);
 	if (event.type == FG_EVENT_BANNED) {
-		struct fg_src_lpm_key lpm = ban_key_of(&key);
+		struct fg_src_lpm_key lpm = fg_ban_key_of_source(&key);
 		struct fg_ban ban = {.expires_ns = event.expires_ns, .policy_id = event.policy_id};
 
 		track_ban(r, &lpm, &ban);
@@ -228,32 +166,39 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+struct ban_scan {
+	struct reader *r;
+	__u64 now;
+};
+
+static int track_if_active(const void *key, void *ctx)
+{
+	struct ban_scan *scan = ctx;
+	struct fg_ban ban;
+
+	if (!bpf_map_lookup_elem(scan->r->pinned.bans, key, &ban) && ban.expires_ns > scan->now)
+		track_ban(scan->r, key, &ban);
+	return 0;
+}
+
 /* Tracks every active ban of the trie, then reports the tracked bans that
  * ended: at their expiry, or now for one removed while active. */
 static void scan_bans(struct reader *r, __u64 now)
 {
-	struct fg_src_lpm_key key, next;
-	void *prev = NULL;
-	size_t i = 0;
+	struct ban_scan scan = {.r = r, .now = now};
+	size_t i;
 
 	for (i = 0; i < r->n_bans; i++)
 		r->bans[i].seen = false;
-	while (!bpf_map_get_next_key(r->pinned.bans, prev, &next)) {
-		struct fg_ban ban;
-
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(r->pinned.bans, &key, &ban) && ban.expires_ns > now)
-			track_ban(r, &key, &ban);
-	}
+	fg_map_for_each_key(r->pinned.bans, sizeof(struct fg_src_lpm_key), track_if_active, &scan);
 	for (i = 0; i < r->n_bans;) {
 		struct tracked_ban *t = &r->bans[i];
-		struct fg_source_key source = source_key_of(&t->key, t->policy_id);
+		struct fg_source_key source = fg_source_of_lpm_key(&t->key, t->policy_id);
 
 		if (t->expires_ns <= now)
-			print_event(r, FG_EVENT_KIND_BAN_EXPIRED, &source, t->expires_ns, 0);
+			report(r, FG_EVENT_KIND_BAN_EXPIRED, &source, t->expires_ns, 0);
 		else if (!t->seen)
-			print_event(r, FG_EVENT_KIND_UNBANNED, &source, now, 0);
+			report(r, FG_EVENT_KIND_UNBANNED, &source, now, 0);
 		else {
 			i++;
 			continue;
@@ -262,70 +207,60 @@ static void scan_bans(struct reader *r, __u64 now)
 	}
 }
 
-static void catch_stop_signals(void)
-{
-	struct sigaction sa = {.sa_handler = request_stop}; /* no SA_RESTART: poll returns */
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-/* Polls the ring until a stop signal, or until floodgate is unloaded. */
-static int stream(struct reader *r, struct ring_buffer *rb, const char *pin_dir)
+/* Polls the ring until a stop, or until floodgate is unloaded. */
+static int stream(struct reader *r, struct ring_buffer *rb, const char *pin_dir,
+		  const volatile sig_atomic_t *stop, struct fg_err *err)
 {
 	__u64 next_scan = 0;
 
-	while (!stop_requested) {
-		int err = ring_buffer__poll(rb, POLL_MS);
-		__u64 now = clock_ns(CLOCK_MONOTONIC);
+	while (!*stop && !r->stopped) {
+		int rc = ring_buffer__poll(rb, POLL_MS);
+		__u64 now = fg_monotonic_ns();
 
-		if (err < 0 && err != -EINTR) {
-			pr_warn("Error: cannot read the events ring: %s\n", strerror(-err));
-			return FG_EXIT_FAILURE;
-		}
+		if (rc < 0 && rc != -EINTR)
+			return fg_fail(err, FG_ERR_SYSTEM, "cannot read the events ring: %s",
+				       strerror(-rc));
 		if (now < next_scan)
 			continue;
 		next_scan = now + BAN_SCAN_NS;
 		scan_bans(r, now);
 		if (access(pin_dir, F_OK)) {
 			pr_info("floodgate was unloaded; no more events\n");
-			return FG_EXIT_OK;
+			return 0;
 		}
 	}
-	return FG_EXIT_OK;
+	return 0;
 }
 
-int fg_cmd_events(const char *ifname, bool json)
+int fg_events_stream(const char *ifname, const volatile sig_atomic_t *stop,
+		     int (*fn)(const struct fg_event_view *event, void *ctx), void *ctx,
+		     struct fg_err *err)
 {
-	struct reader r = {.pinned = FG_PINNED_INIT, .json = json};
+	struct reader r = {.pinned = FG_PINNED_INIT, .fn = fn, .ctx = ctx};
 	struct ring_buffer *rb = NULL;
 	char pin_dir[PATH_MAX];
-	struct fg_err open_err = {0};
-	int ret;
+	int rc = -1;
 
 	r.set = calloc(1, sizeof(*r.set));
 	if (!r.set)
-		return FG_EXIT_FAILURE;
-	if (fg_open_loaded(ifname, &r.pinned, &open_err)) {
-		ret = fg_exit_report(&open_err);
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the events of %s",
+			       ifname);
+	if (fg_open_loaded(ifname, &r.pinned, err))
 		goto out;
-	}
 	r.generation = ~0ULL;
 	refresh_policies(&r);
 	rb = ring_buffer__new(r.pinned.events, on_record, &r, NULL);
 	if (!rb) {
-		pr_warn("Error: cannot read the events of %s: %s\n", ifname, strerror(errno));
-		ret = FG_EXIT_FAILURE;
+		fg_fail(err, FG_ERR_SYSTEM, "cannot read the events of %s: %s", ifname,
+			strerror(errno));
 		goto out;
 	}
-	catch_stop_signals();
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	ret = stream(&r, rb, pin_dir);
+	rc = stream(&r, rb, pin_dir, stop, err);
 out:
 	ring_buffer__free(rb);
 	fg_pinned_close(&r.pinned);
 	free(r.bans);
 	free(r.set);
-	return ret;
+	return rc;
 }

@@ -32,18 +32,15 @@ struct bpf_program;
 #include <pcap/dlt.h>
 #include <pcap/pcap.h>
 
-#include "maps/batch.h"
+#include "base/clock.h"
+#include "base/log.h"
 #include "config/config.h"
 #include "floodgate.skel.h"
-#include "cli/exit.h" /* until the read models return struct fg_err alone */
-#include "base/log.h"
+#include "maps/batch.h"
 #include "maps/pinned.h"
+#include "maps/skeleton.h"
 #include "policy/policy.h"
 #include "views/replay.h"
-#include "views/report.h"
-#include "maps/skeleton.h"
-
-#define NS_PER_SEC 1000000000ULL
 
 /* Linux cooked capture headers (pcap-linktype(7)): SLL is what
  * `tcpdump -i any` wrote before libpcap 1.10, SLL2 since. */
@@ -53,14 +50,6 @@ struct bpf_program;
 #define PROGRESS_EVERY	  4096 /* frames between two looks at the clock */
 #define SOURCES_MIN_SLOTS 1024
 
-static __u64 monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
 /*
  * Replay's skeleton: every map private (no pin path, so nothing under
  * /sys/fs/bpf is reused or created), the state tables sized as a load would
@@ -68,60 +57,63 @@ static __u64 monotonic_ns(void)
  * written and active in slot 0.
  */
 static struct floodgate_bpf *replay_prepare_skeleton(const struct fg_config *cfg,
-						     const struct fg_compiled *compiled)
+						     const struct fg_compiled *compiled,
+						     struct fg_err *err)
 {
 	const struct fg_skel_opts opts = {.progs = FG_SKEL_XDP, .test_clock = true};
 	struct floodgate_bpf *skel;
-	int err = fg_skel_prepare(cfg, &opts, compiled, NULL, &skel);
+	int rc = fg_skel_prepare(cfg, &opts, compiled, NULL, &skel);
 
-	if (err) {
-		pr_warn("Error: cannot load the BPF program or write its policy: %s\n",
-			strerror(-err));
+	if (rc) {
+		fg_fail(err, FG_ERR_SYSTEM, "cannot load the BPF program or write its policy: %s",
+			strerror(-rc));
 		return NULL;
 	}
 	return skel;
 }
 
-static int read_config(const char *path, struct fg_config *cfg, struct fg_compiled *compiled)
+static int read_config(const char *path, struct fg_config *cfg, struct fg_compiled *compiled,
+		       struct fg_err *err)
 {
-	int ncpus = fg_online_cpus(), err;
+	int ncpus = fg_online_cpus(), rc;
 
+	/* The parser reports what is wrong on stderr itself, line by line:
+	 * the failure carries no message of its own. */
 	if (fg_config_parse_file(path, cfg, stderr))
-		return FG_EXIT_CONFIG;
-	err = fg_policy_compile(cfg, 0, compiled);
-	if (err == -E2BIG) {
-		pr_warn("%s: the policies' source CIDRs need more than %d trie entries\n", path,
-			FG_MAX_SRC_PREFIXES);
-		return FG_EXIT_CONFIG;
-	}
-	if (err) {
-		pr_warn("Error: cannot compile %s: %s\n", path, strerror(-err));
-		return FG_EXIT_FAILURE;
-	}
+		return fg_fail(err, FG_ERR_CONFIG, "%s", "");
+	rc = fg_policy_compile(cfg, 0, compiled);
+	if (rc == -E2BIG)
+		return fg_fail(err, FG_ERR_CONFIG,
+			       "%s: the policies' source CIDRs need more than %d trie entries",
+			       path, FG_MAX_SRC_PREFIXES);
+	if (rc)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot compile %s: %s", path, strerror(-rc));
 	/* The compiled budget is one CPU's share (its interval is ncpus times
 	 * the configured one); every replayed frame meets the same CPU, so it
 	 * gets the configured rate. */
 	if (ncpus > 1)
 		compiled->budget.gcra.interval_fp /= (__u64)ncpus;
-	return FG_EXIT_OK;
+	return 0;
 }
 
-static pcap_t *open_capture(const char *path, int *linktype)
+static pcap_t *open_capture(const char *path, int *linktype, struct fg_err *err)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	pcap_t *pcap =
 		pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 
 	if (!pcap) {
-		pr_warn("%s: not a readable pcap or pcapng capture: %s\n", path, errbuf);
+		fg_fail(err, FG_ERR_CONFIG, "%s: not a readable pcap or pcapng capture: %s", path,
+			errbuf);
 		return NULL;
 	}
 	*linktype = pcap_datalink(pcap);
 	if (*linktype != DLT_EN10MB && *linktype != DLT_LINUX_SLL && *linktype != DLT_LINUX_SLL2) {
 		const char *name = pcap_datalink_val_to_name(*linktype);
 
-		pr_warn("%s: link type %s (%d) is not supported; replay reads Ethernet "
-			"(EN10MB) and Linux cooked captures (LINUX_SLL, LINUX_SLL2)\n",
+		fg_fail(err, FG_ERR_CONFIG,
+			"%s: link type %s (%d) is not supported; replay reads Ethernet (EN10MB) "
+			"and Linux cooked captures (LINUX_SLL, LINUX_SLL2)",
 			path, name ? name : "unknown", *linktype);
 		pcap_close(pcap);
 		return NULL;
@@ -309,11 +301,11 @@ struct progress {
  * every PROGRESS_EVERY frames). */
 static void show_progress(struct progress *pg, const struct fg_replay_result *r)
 {
-	__u64 now = monotonic_ns();
+	__u64 now = fg_monotonic_ns();
 	long pos = pg->file ? ftell(pg->file) : -1;
-	double secs = (double)(now - pg->start_ns) / NS_PER_SEC;
+	double secs = (double)(now - pg->start_ns) / FG_NS_PER_S;
 
-	if (!pg->enabled || now - pg->last_ns < NS_PER_SEC)
+	if (!pg->enabled || now - pg->last_ns < FG_NS_PER_S)
 		return;
 	pg->last_ns = now;
 	pg->shown = true;
@@ -330,7 +322,7 @@ static __u64 record_time_ns(const struct pcap_pkthdr *hdr)
 	/* With nanosecond precision requested, tv_usec holds nanoseconds. */
 	if (hdr->ts.tv_sec < 0)
 		return 0;
-	return (__u64)hdr->ts.tv_sec * NS_PER_SEC + (__u64)hdr->ts.tv_usec;
+	return (__u64)hdr->ts.tv_sec * FG_NS_PER_S + (__u64)hdr->ts.tv_usec;
 }
 
 /* Advances the replay clock to the record's time; never backwards. */
@@ -349,10 +341,10 @@ static __u64 replay_clock(struct fg_replay_result *r, const struct pcap_pkthdr *
 }
 
 static int replay_frames(pcap_t *pcap, const char *path, struct floodgate_bpf *skel,
-			 struct progress *pg, struct fg_replay_result *r)
+			 struct progress *pg, struct fg_replay_result *r, struct fg_err *err)
 {
 	__u8 buf[FG_REPLAY_MAX_RUN_BYTES]; /* a cooked frame, made Ethernet */
-	int prog_fd = bpf_program__fd(skel->progs.fg_xdp), rc, err;
+	int prog_fd = bpf_program__fd(skel->progs.fg_xdp), rc;
 	struct replay_frame frame;
 	struct pcap_pkthdr *hdr;
 	const u_char *data;
@@ -374,12 +366,11 @@ static int replay_frames(pcap_t *pcap, const char *path, struct floodgate_bpf *s
 		}
 		r->truncated += hdr->caplen < hdr->len;
 		r->clipped += frame.clipped;
-		err = run_frame(skel, prog_fd, &frame, now, r);
-		if (err) {
-			pr_warn("Error: the test run of frame %" PRIu64 " failed: %s\n",
-				(uint64_t)r->frames, strerror(-err));
-			return FG_EXIT_FAILURE;
-		}
+		rc = run_frame(skel, prog_fd, &frame, now, r);
+		if (rc)
+			return fg_fail(err, FG_ERR_SYSTEM,
+				       "the test run of frame %" PRIu64 " failed: %s",
+				       (uint64_t)r->frames, strerror(-rc));
 	}
 	if (pg->shown)
 		fprintf(stderr, "\r%60s\r", "");
@@ -389,31 +380,30 @@ static int replay_frames(pcap_t *pcap, const char *path, struct floodgate_bpf *s
 			"are replayed\n",
 			path, (uint64_t)r->frames, pcap_geterr(pcap));
 	}
-	if (!r->frames) {
-		pr_warn("%s: the capture holds no frames\n", path);
-		return FG_EXIT_CONFIG;
-	}
-	return FG_EXIT_OK;
+	if (!r->frames)
+		return fg_fail(err, FG_ERR_CONFIG, "%s: the capture holds no frames", path);
+	return 0;
 }
 
-static int read_counters(struct floodgate_bpf *skel, struct fg_replay_result *r)
+static int read_counters(struct floodgate_bpf *skel, struct fg_replay_result *r, struct fg_err *err)
 {
 	__u32 i, zero = 0;
-	int err = fg_sum_percpu(bpf_map__fd(skel->maps.global_stats), zero, &r->global,
-				sizeof(r->global));
+	int rc = fg_sum_percpu(bpf_map__fd(skel->maps.global_stats), zero, &r->global,
+			       sizeof(r->global));
 
-	for (i = 0; !err && i < r->set->count && i < FG_MAX_POLICIES; i++)
-		err = fg_sum_percpu(bpf_map__fd(skel->maps.policy_stats), i, &r->policies[i],
-				    sizeof(r->policies[i]));
-	if (err)
-		pr_warn("Error: cannot read the counters: %s\n", strerror(-err));
-	return err ? FG_EXIT_FAILURE : FG_EXIT_OK;
+	for (i = 0; !rc && i < r->set->count && i < FG_MAX_POLICIES; i++)
+		rc = fg_sum_percpu(bpf_map__fd(skel->maps.policy_stats), i, &r->policies[i],
+				   sizeof(r->policies[i]));
+	if (rc)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read the counters: %s", strerror(-rc));
+	return 0;
 }
 
 /* Runs the capture on one CPU, so that per-CPU state (the new-source
  * budget, LRU free lists) is one sequence, as the capture's clock is. */
 static int replay_on_one_cpu(pcap_t *pcap, const struct fg_replay_opts *opts,
-			     struct floodgate_bpf *skel, struct fg_replay_result *r)
+			     struct floodgate_bpf *skel, struct fg_replay_result *r,
+			     struct fg_err *err)
 {
 	struct progress pg = {.enabled = opts->progress, .file = pcap_file(pcap)};
 	cpu_set_t before, one;
@@ -428,46 +418,43 @@ static int replay_on_one_cpu(pcap_t *pcap, const struct fg_replay_opts *opts,
 	}
 	if (!stat(opts->capture_path, &st))
 		pg.size = st.st_size;
-	pg.start_ns = pg.last_ns = monotonic_ns();
-	ret = replay_frames(pcap, opts->capture_path, skel, &pg, r);
-	r->elapsed_ns = monotonic_ns() - pg.start_ns;
+	pg.start_ns = pg.last_ns = fg_monotonic_ns();
+	ret = replay_frames(pcap, opts->capture_path, skel, &pg, r, err);
+	r->elapsed_ns = fg_monotonic_ns() - pg.start_ns;
 	if (!ret)
-		ret = read_counters(skel, r);
+		ret = read_counters(skel, r, err);
 	if (pinned)
 		sched_setaffinity(0, sizeof(before), &before);
 	return ret;
 }
 
-int fg_replay(const struct fg_replay_opts *opts, struct fg_replay_result *r)
+int fg_replay(const struct fg_replay_opts *opts, struct fg_replay_result *r, struct fg_err *err)
 {
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	struct fg_compiled *compiled = malloc(sizeof(*compiled));
 	struct floodgate_bpf *skel = NULL;
 	pcap_t *pcap = NULL;
-	int ret = FG_EXIT_FAILURE;
+	int ret = -1;
 
 	memset(r, 0, sizeof(*r));
 	r->set = malloc(sizeof(*r->set));
-	if (!cfg || !compiled || !r->set || grow_sources(r))
-		goto out;
-	if (geteuid() != 0) {
-		pr_warn("Error: floodgate must run as root (replay loads the BPF program)\n");
-		ret = FG_EXIT_ENV;
+	if (!cfg || !compiled || !r->set || grow_sources(r)) {
+		fg_fail(err, FG_ERR_SYSTEM, "out of memory preparing the replay");
 		goto out;
 	}
-	ret = read_config(opts->config_path, cfg, compiled);
-	if (ret)
+	if (read_config(opts->config_path, cfg, compiled, err))
 		goto out;
-	ret = FG_EXIT_CONFIG;
-	pcap = open_capture(opts->capture_path, &r->linktype);
+	pcap = open_capture(opts->capture_path, &r->linktype, err);
 	if (!pcap)
 		goto out;
-	ret = FG_EXIT_FAILURE;
-	skel = replay_prepare_skeleton(cfg, compiled);
+	r->linktype_name = pcap_datalink_val_to_name(r->linktype);
+	if (!r->linktype_name)
+		r->linktype_name = "?";
+	skel = replay_prepare_skeleton(cfg, compiled, err);
 	if (!skel)
 		goto out;
 	*r->set = compiled->set;
-	ret = replay_on_one_cpu(pcap, opts, skel, r);
+	ret = replay_on_one_cpu(pcap, opts, skel, r, err);
 out:
 	if (ret)
 		fg_replay_result_free(r);
@@ -488,23 +475,7 @@ void fg_replay_result_free(struct fg_replay_result *r)
 	r->sources_size = r->sources_used = 0;
 }
 
-/* ---- output ------------------------------------------------------------ */
-
-static void print_json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
+/* ---- the sources with the most drops ------------------------------------ */
 
 /* Most drops first, then most passed, then by address. */
 static int compare_sources(const void *a, const void *b)
@@ -522,8 +493,8 @@ static int compare_sources(const void *a, const void *b)
 }
 
 /* The top_n sources by drops; *n is how many there are. */
-static const struct fg_replay_source **top_sources(const struct fg_replay_result *r, long top_n,
-						   size_t *n)
+const struct fg_replay_source **fg_replay_top_sources(const struct fg_replay_result *r,
+						      size_t top_n, size_t *n)
 {
 	const struct fg_replay_source **all = calloc(r->sources_used + 1, sizeof(*all));
 	size_t i, used = 0;
@@ -535,132 +506,6 @@ static const struct fg_replay_source **top_sources(const struct fg_replay_result
 		if (r->sources[i].family)
 			all[used++] = &r->sources[i];
 	qsort(all, used, sizeof(*all), compare_sources);
-	*n = (size_t)top_n < used ? (size_t)top_n : used;
+	*n = top_n < used ? top_n : used;
 	return all;
-}
-
-static void format_source(const struct fg_replay_source *s, char *buf, size_t size)
-{
-	if (!inet_ntop(s->family == FG_FAMILY_IPV4 ? AF_INET : AF_INET6, s->addr, buf, size))
-		snprintf(buf, size, "?");
-}
-
-/* UTC, to the nanosecond, as the capture holds it. */
-static void format_time(__u64 ns, char *buf, size_t size)
-{
-	time_t secs = (time_t)(ns / NS_PER_SEC);
-	struct tm tm;
-	char day[32];
-
-	gmtime_r(&secs, &tm);
-	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, size, "%s.%09" PRIu64 "Z", day, (uint64_t)(ns % NS_PER_SEC));
-}
-
-struct time_span {
-	char first[64], last[64];
-	double seconds;
-};
-
-static struct time_span describe_span(const struct fg_replay_result *r)
-{
-	struct time_span span = {.seconds = (double)(r->last_ns - r->first_ns) / NS_PER_SEC};
-
-	format_time(r->first_ns, span.first, sizeof(span.first));
-	format_time(r->last_ns, span.last, sizeof(span.last));
-	return span;
-}
-
-static const char *linktype_name(int linktype)
-{
-	const char *name = pcap_datalink_val_to_name(linktype);
-
-	return name ? name : "?";
-}
-
-/* clang-format off */
-#define REPLAY_FIELDS(X) \
-	X(frames) X(run) X(passed) X(dropped) X(outgoing_skipped) X(runt_skipped) \
-	X(truncated) X(clipped) X(backwards) X(wire_bytes)
-/* clang-format on */
-
-static void print_replay_json(const char *capture, const struct fg_replay_result *r,
-			      const struct fg_replay_source **top, size_t n_top)
-{
-	struct time_span span = describe_span(r);
-	char addr[INET6_ADDRSTRLEN];
-	size_t i;
-
-	printf("{\"capture\":");
-	print_json_string(capture);
-	printf(",\"linktype\":\"%s\"", linktype_name(r->linktype));
-#define X(f) printf(",\"" #f "\":%" PRIu64, (uint64_t)r->f);
-	REPLAY_FIELDS(X)
-#undef X
-	printf(",\"cut_short\":%s", r->cut_short ? "true" : "false");
-	printf(",\"time_span\":{\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
-	       ",\"first\":\"%s\",\"last\":\"%s\",\"seconds\":%.9f}",
-	       (uint64_t)r->first_ns, (uint64_t)r->last_ns, span.first, span.last, span.seconds);
-	printf(",\"elapsed_ns\":%" PRIu64 ",", (uint64_t)r->elapsed_ns);
-	fg_print_counters_json(&r->global, r->set, r->policies);
-	printf(",\"top_sources\":[");
-	for (i = 0; i < n_top; i++) {
-		format_source(top[i], addr, sizeof(addr));
-		printf("%s{\"source\":\"%s\",\"passed\":%" PRIu64 ",\"dropped\":%" PRIu64 "}",
-		       i ? "," : "", addr, (uint64_t)top[i]->passed, (uint64_t)top[i]->dropped);
-	}
-	printf("]}\n");
-}
-
-static void print_replay_text(const char *capture, const struct fg_replay_result *r,
-			      const struct fg_replay_source **top, size_t n_top)
-{
-	struct time_span span = describe_span(r);
-	char addr[INET6_ADDRSTRLEN];
-	size_t i;
-
-	printf("%s (%s): %" PRIu64 " frames from %s to %s (%.3f s)%s\n", capture,
-	       linktype_name(r->linktype), (uint64_t)r->frames, span.first, span.last, span.seconds,
-	       r->cut_short ? ", CUT SHORT" : "");
-	printf("  replayed in %.3f s (%.0f frames/s)\n", (double)r->elapsed_ns / NS_PER_SEC,
-	       r->elapsed_ns ? r->frames * (double)NS_PER_SEC / r->elapsed_ns : 0.0);
-#define X(f) printf("  %-16s %" PRIu64 "\n", #f, (uint64_t)r->f);
-	REPLAY_FIELDS(X)
-#undef X
-	printf("\n");
-	fg_print_counters_text(&r->global, r->set, r->policies);
-	if (!n_top)
-		return;
-	printf("\n  %-40s %12s %12s\n", "SOURCE", "PASSED", "DROPPED");
-	for (i = 0; i < n_top; i++) {
-		format_source(top[i], addr, sizeof(addr));
-		printf("  %-40s %12" PRIu64 " %12" PRIu64 "\n", addr, (uint64_t)top[i]->passed,
-		       (uint64_t)top[i]->dropped);
-	}
-}
-
-int fg_cmd_replay(const char *config_path, const char *capture_path, bool json, long top_n)
-{
-	struct fg_replay_opts opts = {.config_path = config_path,
-				      .capture_path = capture_path,
-				      .progress = isatty(STDERR_FILENO)};
-	const struct fg_replay_source **top;
-	struct fg_replay_result result;
-	size_t n_top;
-	int ret = fg_replay(&opts, &result);
-
-	if (ret)
-		return ret;
-	top = top_sources(&result, top_n, &n_top);
-	if (!top) {
-		fg_replay_result_free(&result);
-		return FG_EXIT_FAILURE;
-	}
-	if (json)
-		print_replay_json(capture_path, &result, top, n_top);
-	else
-		print_replay_text(capture_path, &result, top, n_top);
-	free(top);
-	fg_replay_result_free(&result);
-	return FG_EXIT_OK;
 }

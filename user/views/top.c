@@ -11,22 +11,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <bpf/bpf.h>
 
 #include "fg_algos.h"
 #include "fg_gcra.h"
+#include "base/clock.h"
+#include "base/util.h"
 #include "maps/batch.h"
 #include "maps/loaded.h"
-#include "cli/exit.h" /* until the read models return struct fg_err alone */
-#include "policy/readback.h"
-#include "base/log.h"
+#include "maps/lpmkey.h"
 #include "maps/pinned.h"
 #include "policy/policy.h"
-#include "views/report.h"
+#include "policy/readback.h"
 #include "views/top.h"
 
-#define NS_PER_S    1000000000ULL
 #define BATCH_CHUNK 65536 /* entries a system call; 2.5 MiB of sources */
 #define LOG_CHUNK   1024  /* sliding_log entries are ~1 KiB each */
 
@@ -195,7 +193,7 @@ int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]) && !err; i++)
+	for (i = 0; i < ARRAY_SIZE(tables) && !err; i++)
 		if (tables[i].fd >= 0 && limit)
 			err = fg_map_for_each_batch(tables[i].fd, tables[i].key_size,
 						    tables[i].value_size, tables[i].chunk,
@@ -316,179 +314,114 @@ static __u64 next_admission_ns(const struct fg_policy *p, const struct fg_top_ro
 	return hi;
 }
 
-/* --- the command ------------------------------------------------------- */
-
-static __u64 monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
+/* --- the read model --------------------------------------------------- */
 
 /* The ban that covers the row's source, if any. */
 static bool find_ban(int bans_fd, const struct fg_source_key *key, struct fg_ban *ban)
 {
-	struct fg_src_lpm_key lpm = {.prefixlen = FG_SRC_LPM_HEADER_BITS + key->prefix_len,
-				     .family = key->family};
+	struct fg_src_lpm_key lpm = fg_ban_key_of_source(key);
 
 	if (key->family != FG_FAMILY_IPV4 && key->family != FG_FAMILY_IPV6)
 		return false;
-	memcpy(lpm.addr, key->addr, sizeof(lpm.addr));
 	return !bpf_map_lookup_elem(bans_fd, &lpm, ban);
 }
 
-/* One row's derived figures, in the units printed. */
-struct row_view {
-	char source[INET6_ADDRSTRLEN + 16];
-	const char *policy;
-	const char *unit;
-	double last_seen_s; /* seconds ago */
-	__u64 allowance;
-	__u64 next_ns; /* ~0: unknown (the policy changed) */
-	bool banned, ban_forever;
-	double ban_left_s;
-	__u32 strikes;
-};
-
 static void view_row(const struct fg_top_row *row, const struct fg_policy *p, int bans_fd,
-		     __u64 now, struct row_view *v)
+		     __u64 now, struct fg_top_entry *v)
 {
 	struct fg_ban ban;
 
+	v->row = row;
 	fg_format_key(&row->key, v->source, sizeof(v->source));
 	v->policy = p ? p->name : "(removed)";
 	v->unit = p && (p->flags & FG_POLICY_BYTES) ? "bytes" : "packets";
-	v->last_seen_s = now > row->last_seen_ns ? (double)(now - row->last_seen_ns) / NS_PER_S : 0;
+	v->last_seen_s =
+		now > row->last_seen_ns ? (double)(now - row->last_seen_ns) / FG_NS_PER_S : 0;
 	v->allowance = p ? allowance(p, row, now) : 0;
 	v->next_ns = p ? next_admission_ns(p, row, now) : ~0ULL;
 	v->banned = find_ban(bans_fd, &row->key, &ban) && ban.expires_ns > now;
 	v->ban_forever = v->banned && ban.expires_ns == ~0ULL;
-	v->ban_left_s = v->banned ? (double)(ban.expires_ns - now) / NS_PER_S : 0;
+	v->ban_left_s = v->banned ? (double)(ban.expires_ns - now) / FG_NS_PER_S : 0;
 	v->strikes = v->banned ? ban.strikes : 0;
 }
 
-static void print_row_json(const struct fg_top_row *row, const struct row_view *v, bool first)
+/* The tables of the loaded interface, with its host-scoped policies' ids. */
+static struct fg_top_maps top_maps_of(const struct fg_pinned *pinned,
+				      const struct fg_policy_set *set, __u32 *host_ids)
 {
-	printf("%s{\"source\":\"%s\",\"dport\":", first ? "" : ",", v->source);
-	if (row->key.dport)
-		printf("%u", row->key.dport);
-	else
-		printf("null");
-	printf(",\"policy\":\"%s\",\"dropped\":%" PRIu64 ",\"last_seen_s\":%.1f,"
-	       "\"allowance\":%" PRIu64 ",\"unit\":\"%s\",\"next_admission_ms\":",
-	       v->policy, (uint64_t)row->dropped, v->last_seen_s, (uint64_t)v->allowance, v->unit);
-	if (v->next_ns == ~0ULL)
-		printf("null");
-	else
-		printf("%.3f", v->next_ns / 1e6);
-	printf(",\"ban\":");
-	if (!v->banned)
-		printf("null");
-	else if (v->ban_forever)
-		printf("{\"expires_in_s\":null,\"strikes\":%u}", v->strikes);
-	else
-		printf("{\"expires_in_s\":%.1f,\"strikes\":%u}", v->ban_left_s, v->strikes);
-	printf("}");
-}
+	struct fg_top_maps maps = {.sources4 = pinned->sources4,
+				   .sources = pinned->sources,
+				   .windows = pinned->windows,
+				   .logs = pinned->logs,
+				   .host_sources = pinned->host_sources,
+				   .host_ids = host_ids};
+	__u32 i;
 
-static void print_row_text(const struct fg_top_row *row, const struct row_view *v)
-{
-	char source[sizeof(v->source) + 8], next[32], ban[48];
-
-	snprintf(source, sizeof(source), row->key.dport ? "%s:%u" : "%s", v->source,
-		 row->key.dport);
-	if (v->next_ns == ~0ULL)
-		snprintf(next, sizeof(next), "?");
-	else if (!v->next_ns)
-		snprintf(next, sizeof(next), "now");
-	else
-		snprintf(next, sizeof(next), "in %.3f s", v->next_ns / 1e9);
-	if (!v->banned)
-		snprintf(ban, sizeof(ban), "-");
-	else if (v->ban_forever)
-		snprintf(ban, sizeof(ban), "until unbanned");
-	else
-		snprintf(ban, sizeof(ban), "%.0f s left", v->ban_left_s);
-	printf("%-30s %-16s %12" PRIu64 " %8.1fs %12" PRIu64 " %-7s %-12s %s\n", source, v->policy,
-	       (uint64_t)row->dropped, v->last_seen_s, (uint64_t)v->allowance, v->unit, next, ban);
-}
-
-static void print_top(const struct fg_top *top, const struct fg_policy_set *set, int bans_fd,
-		      bool json)
-{
-	__u64 now = monotonic_ns();
-	struct row_view v;
-	unsigned int i;
-
-	if (json)
-		printf("{\"sources\":[");
-	else
-		printf("%-30s %-16s %12s %9s %12s %-7s %-12s %s\n", "SOURCE", "POLICY", "DROPPED~",
-		       "SEEN", "ALLOWANCE", "UNIT", "NEXT", "BAN");
-	for (i = 0; i < top->count; i++) {
-		const struct fg_top_row *row = &top->rows[i];
-
-		view_row(row, fg_policy_by_id(set, row->key.policy_id), bans_fd, now, &v);
-		if (json)
-			print_row_json(row, &v, i == 0);
-		else
-			print_row_text(row, &v);
-	}
-	if (json)
-		printf("]}\n");
-}
-
-int fg_cmd_top(const char *ifname, unsigned int limit, const char *policy, bool json)
-{
-	struct fg_pinned pinned = FG_PINNED_INIT;
-	struct fg_policy_set *set = malloc(sizeof(*set));
-	struct fg_top top = {0};
-	struct fg_top_maps maps;
-	__u32 policy_id = 0, host_ids[FG_MAX_POLICIES], i;
-	struct fg_err e = {0};
-	int ret, err;
-
-	if (!set)
-		return FG_EXIT_FAILURE;
-	if (fg_open_loaded(ifname, &pinned, &e)) {
-		ret = fg_exit_report(&e);
-		goto out;
-	}
-	ret = FG_EXIT_FAILURE;
-	err = fg_read_active_set(&pinned, set);
-	if (err)
-		goto fail;
-	if (policy) {
-		const struct fg_policy *p = fg_find_policy(set, policy);
-
-		if (!p) {
-			pr_warn("Error: no policy named '%s' is loaded on %s\n", policy, ifname);
-			ret = FG_EXIT_USAGE;
-			goto out;
-		}
-		policy_id = p->id;
-	}
-	maps = (struct fg_top_maps){.sources4 = pinned.sources4,
-				    .sources = pinned.sources,
-				    .windows = pinned.windows,
-				    .logs = pinned.logs,
-				    .host_sources = pinned.host_sources,
-				    .host_ids = host_ids};
 	for (i = 0; i < set->count && i < FG_MAX_POLICIES; i++)
 		if (set->policies[i].flags & FG_POLICY_HOST)
 			host_ids[maps.n_host_ids++] = set->policies[i].id;
-	err = fg_top_collect(&maps, policy != NULL, policy_id, limit, &top);
-	if (err)
-		goto fail;
-	print_top(&top, set, pinned.bans, json);
-	ret = FG_EXIT_OK;
-	goto out;
-fail:
-	pr_warn("Error: cannot read the tables of %s: %s\n", ifname, strerror(-err));
-out:
-	fg_top_free(&top);
+	return maps;
+}
+
+static int collect(const char *ifname, const struct fg_pinned *pinned, unsigned int limit,
+		   const char *policy, struct fg_top_view *view, struct fg_err *err)
+{
+	__u32 policy_id = 0, host_ids[FG_MAX_POLICIES], i;
+	struct fg_top_maps maps;
+	__u64 now;
+	int rc;
+
+	rc = fg_read_active_set(pinned, view->set);
+	if (rc)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read the tables of %s: %s", ifname,
+			       strerror(-rc));
+	if (policy) {
+		const struct fg_policy *p = fg_find_policy(view->set, policy);
+
+		if (!p)
+			return fg_fail(err, FG_ERR_USAGE, "no policy named '%s' is loaded on %s",
+				       policy, ifname);
+		policy_id = p->id;
+	}
+	maps = top_maps_of(pinned, view->set, host_ids);
+	rc = fg_top_collect(&maps, policy != NULL, policy_id, limit, &view->top);
+	if (!rc && view->top.count) {
+		view->entries = calloc(view->top.count, sizeof(*view->entries));
+		rc = view->entries ? 0 : -ENOMEM;
+	}
+	if (rc)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot read the tables of %s: %s", ifname,
+			       strerror(-rc));
+	now = fg_monotonic_ns();
+	for (i = 0; i < view->top.count; i++)
+		view_row(&view->top.rows[i],
+			 fg_policy_by_id(view->set, view->top.rows[i].key.policy_id), pinned->bans,
+			 now, &view->entries[i]);
+	return 0;
+}
+
+int fg_top_read(const char *ifname, unsigned int limit, const char *policy,
+		struct fg_top_view *view, struct fg_err *err)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	int rc;
+
+	*view = (struct fg_top_view){0};
+	view->set = malloc(sizeof(*view->set));
+	if (!view->set)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the tables of %s",
+			       ifname);
+	if (fg_open_loaded(ifname, &pinned, err))
+		return -1;
+	rc = collect(ifname, &pinned, limit, policy, view, err);
 	fg_pinned_close(&pinned);
-	free(set);
-	return ret;
+	return rc;
+}
+
+void fg_top_view_free(struct fg_top_view *view)
+{
+	fg_top_free(&view->top);
+	free(view->entries);
+	free(view->set);
+	*view = (struct fg_top_view){0};
 }

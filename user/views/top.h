@@ -4,9 +4,12 @@
 #ifndef FG_TOP_H
 #define FG_TOP_H
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 
+#include "base/err.h"
 #include "floodgate.h"
+#include "policy/policy.h"
 
 /* -n is capped so that the kept rows (about 1 KiB each) stay small. */
 #define FG_TOP_MAX_ROWS 10000
@@ -60,6 +63,32 @@ int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
 		   struct fg_top *top);
 void fg_top_free(struct fg_top *top);
 
-int fg_cmd_top(const char *ifname, unsigned int limit, const char *policy, bool json);
+/* One row and what it means now, for the printers. */
+struct fg_top_entry {
+	const struct fg_top_row *row;
+	char source[INET6_ADDRSTRLEN + 16]; /* ADDR/LEN, without the port */
+	const char *policy;		    /* "(removed)" when a reload removed it */
+	const char *unit;		    /* "packets" or "bytes" */
+	double last_seen_s;		    /* seconds ago */
+	__u64 allowance;		    /* units admitted now */
+	__u64 next_ns;			    /* until one unit is admitted; ~0: unknown */
+	bool banned, ban_forever;
+	double ban_left_s;
+	__u32 strikes;
+};
+
+struct fg_top_view {
+	struct fg_top top;
+	struct fg_top_entry *entries; /* top.count, in the same order */
+	struct fg_policy_set *set;    /* the active policies, which entries name */
+};
+
+/* `floodgate top`: the `limit` sources of `ifname` with the most drops
+ * (of policy `policy` only, unless NULL). Returns 0, or -1 with `err`
+ * saying why (FG_ERR_USAGE: no such policy); release with
+ * fg_top_view_free either way. */
+int fg_top_read(const char *ifname, unsigned int limit, const char *policy,
+		struct fg_top_view *view, struct fg_err *err);
+void fg_top_view_free(struct fg_top_view *view);
 
 #endif /* FG_TOP_H */

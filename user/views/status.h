@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* `floodgate status`: where floodgate is loaded, how it is attached, its
+ * tables' occupancy, the fleet sync and the policies in force. */
+#ifndef FG_STATUS_H
+#define FG_STATUS_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <stdbool.h>
+
+#include "base/err.h"
+#include "floodgate.h"
+#include "policy/policy.h"
+
+#define FG_STATUS_MAX_TABLES 16
+
+/* A table whose occupancy status shows (fg_pinned_maps' status_note). */
+struct fg_status_table {
+	const char *name;
+	const char *note;
+	__u64 entries;
+	__u32 capacity;
+};
+
+struct fg_status {
+	char pin_dir[PATH_MAX];
+	struct fg_runtime rt; /* hook, xdp_mode, prog_id, generation */
+	bool attached;	      /* the program still holds the interface */
+	char sharing[160];    /* XDP: how it shares the interface (libxdp) */
+	struct fg_status_table tables[FG_STATUS_MAX_TABLES];
+	unsigned int n_tables;
+	bool fleet_known; /* a `run` syncs this interface or did */
+	struct fg_fleet_state fleet;
+	__u64 now_real_ns; /* CLOCK_REALTIME when read, for fleet.last_sync_ns */
+	struct fg_policy_set *set;
+};
+
+/*
+ * Calls `fn` with the name of each interface floodgate is loaded on, or
+ * only `ifname` when given (which must be loaded). Returns how many names
+ * it passed, or -1 with `err` saying why; stops at fn's first non-zero
+ * return and returns it.
+ */
+int fg_status_interfaces(const char *ifname, int (*fn)(const char *ifname, void *ctx), void *ctx,
+			 struct fg_err *err);
+
+/* Reads the status of `ifname`. Returns 0, or -1 with `err` saying why
+ * (FG_ERR_STATE: pins of another network namespace); release with
+ * fg_status_free either way. */
+int fg_status_read(const char *ifname, struct fg_status *status, struct fg_err *err);
+void fg_status_free(struct fg_status *status);
+
+#endif /* FG_STATUS_H */
