@@ -13,9 +13,6 @@
 #include "config/filemode.h"
 #include "maps/pinfolder.h"
 
-#define TOP_DEFAULT_ROWS    20
-#define REPLAY_DEFAULT_ROWS 10
-
 /* Prints a read model's JSON value, or says it could not. */
 static int print_json(json_t *value)
 {
@@ -100,7 +97,7 @@ int fg_cli_stats(const struct fg_cli_args *a)
 
 int fg_cli_top(const struct fg_cli_args *a)
 {
-	unsigned int limit = a->count_given ? (unsigned int)a->count : TOP_DEFAULT_ROWS;
+	unsigned int limit = (unsigned int)a->count;
 	struct fg_top_view view;
 	struct fg_err err = {0};
 	int ret = FG_EXIT_OK;
@@ -166,7 +163,7 @@ int fg_cli_replay(const struct fg_cli_args *a)
 	struct fg_replay_opts opts = {.config_path = a->config,
 				      .capture_path = a->target,
 				      .progress = isatty(STDERR_FILENO)};
-	size_t top_n = a->count_given ? a->count : REPLAY_DEFAULT_ROWS, n_top;
+	size_t top_n = a->count, n_top;
 	const struct fg_replay_source **top;
 	struct fg_replay_result result;
 	struct fg_err err = {0};

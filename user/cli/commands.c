@@ -49,8 +49,8 @@
 #define COUNT(lowest, highest, fallback, text)                                                     \
 	{                                                                                          \
 		.name = "count", .letter = 'n', .kind = FG_OPT_UINT, .field = FIELD(count),        \
-		.given = FIELD(count_given), .metavar = "N", .min = lowest, .max = highest,        \
-		.def = fallback, .what = "a number of sources", .help = text                       \
+		.metavar = "N", .min = lowest, .max = highest, .def = fallback,                    \
+		.what = "a number of sources", .help = text                                        \
 	}
 #define POLICY                                                                                     \
 	{                                                                                          \

@@ -19,8 +19,7 @@ struct fg_cli_args {
 	const char *config;   /* -c FILE */
 	const char *target;   /* ban/unban: ADDR[/LEN]; replay: the capture */
 	const char *duration; /* ban --for */
-	bool count_given;     /* -n N was given */
-	unsigned long count;  /* replay, top: -n */
+	unsigned long count;  /* replay, top: -n (its row's default when not given) */
 	const char *policy;   /* top --policy */
 	const char *metrics;  /* run --metrics ADDR:PORT */
 	bool keep;	      /* run --keep */

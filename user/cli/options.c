@@ -136,11 +136,8 @@ static int apply_uint(const struct fg_cli_option *o, const char *value, void *ar
 	errno = 0;
 	*field = strtoul(value, &end, 10);
 	if (*value >= '0' && *value <= '9' && !*end && !errno &&
-	    (!o->max || (*field >= o->min && *field <= o->max))) {
-		if (o->given)
-			*(bool *)((char *)args + o->given) = true;
+	    (!o->max || (*field >= o->min && *field <= o->max)))
 		return 0;
-	}
 	fg_cli_option_label(o, label, sizeof(label));
 	if (o->max)
 		fprintf(stderr, "Error: %s must be %lu..%lu, not '%s'\n", label, o->min, o->max,

@@ -39,7 +39,6 @@ struct fg_cli_option {
 	const struct fg_cli_word *words; /* ENUM: ends with {NULL} */
 	unsigned long min, max;		 /* UINT: max 0 is no limit */
 	const char *what;		 /* UINT without a limit: "a number of ..." */
-	size_t given;			 /* UINT: offsetof a bool set when given, or 0 */
 };
 
 /* How many options a command may take, the common ones included. */
