@@ -48,20 +48,15 @@ static bool stderr_is_journal(void)
 	       st.st_dev == dev && st.st_ino == ino;
 }
 
-/* Copies the active policy set. Returns 0, or a negative errno: -ENOENT
- * when floodgate is not loaded, -EPROTO when the pins have a layout this
- * build does not know. */
+/* Copies the active policy set. Returns 0, or -ENOENT when there is no
+ * floodgate of this build's layout loaded (nothing to adopt or compare:
+ * not an error of `run`'s), or the kernel's negative errno. */
 static int open_policies(const char *ifname, struct fg_policy_set *set, struct fg_runtime *rt)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
-	char pin_dir[PATH_MAX];
 	struct fg_err e = {0};
-	int err;
+	int err = fg_open_loaded(ifname, &pinned, &e) ? -ENOENT : 0;
 
-	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	err = fg_pinned_open(pin_dir, &pinned, &e);
-	if (err)
-		pr_warn("Error: %s\n", e.msg);
 	if (!err)
 		err = fg_read_active_set(&pinned, set);
 	if (!err && rt)

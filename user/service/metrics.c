@@ -305,14 +305,12 @@ int fg_metrics_render(const char *ifname, FILE *out)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_policy_set *set = malloc(sizeof(*set));
-	char pin_dir[PATH_MAX];
 	struct fg_err e = {0};
 	int err;
 
 	if (!set)
 		return -ENOMEM;
-	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	err = fg_pinned_open(pin_dir, &pinned, &e);
+	err = fg_open_loaded(ifname, &pinned, &e) ? -ENOENT : 0;
 	if (err)
 		pr_warn("Error: %s\n", e.msg);
 	if (!err)
