@@ -24,9 +24,10 @@
  * schedule does not drift. Batches are then at most R / 1000 frames (one
  * per millisecond) and at least 1.
  *
- * Batches. A test_run call costs about 20 us besides its frames (it sets up
- * and tears down a page pool), so 64-frame calls top out near 3 Mpps here;
- * unpaced runs use 4096 frames per call by default (~0.3 ms). Inside a call
+ * Batches. A test_run call has a fixed cost besides its frames (it sets up
+ * and tears down a page pool; docs/traffic-generator.md has the figures),
+ * so small calls cap the rate: unpaced runs use 4096 frames per call by
+ * default. Inside a call
  * the kernel still recycles its default 64 pages. And while the program is
  * attached nowhere, every call with repeat > 1 adds it to the global XDP
  * dispatcher and removes it again, which waits for an RCU grace period under
