@@ -178,7 +178,9 @@ int fg_pinfolder_lock(struct fg_err *err)
 		}
 		if (now_seconds() >= deadline) {
 			describe_holder(fd, holder, sizeof(holder));
-			fg_fail(err, FG_ERR_STATE,
+			/* Exit 1, as before: a stuck command is a failure to
+			 * get on, not a state of floodgate's to act on. */
+			fg_fail(err, FG_ERR_SYSTEM,
 				"%s is locked by %s, which has held it for more than "
 				"%.0f s: giving up (is another floodgate command stuck?)",
 				FG_PIN_BASE, holder, lock_wait_seconds());
