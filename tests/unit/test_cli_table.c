@@ -70,7 +70,6 @@ static void check_option(const struct fg_cli_option *o)
 				    (unsigned long)o->def <= o->max);
 		else
 			assert_non_null(o->what);
-		assert_true(o->given < sizeof(struct fg_cli_args));
 		break;
 	case FG_OPT_STRING:
 		assert_non_null(o->metavar);
