@@ -54,7 +54,9 @@ done
 echo "    light: $ROUNDS rounds in $((SECONDS - light_start)) s"
 wait $heavy_pid
 running_spoof=$(kill -0 $spoof_pid 2>/dev/null && echo yes || echo no)
-kill -TERM $spoof_pid 2>/dev/null
+# The generator is the child of the background shell that runs `flood`;
+# on SIGTERM it stops and still prints its report.
+pkill -TERM -P $spoof_pid 2>/dev/null
 wait $spoof_pid
 
 spoof=$(cat "$WORK/spoof.json")
