@@ -11,7 +11,7 @@
 #define FG_MAPS_H
 
 /* IPv4 keys of local one-word policies: 96 bytes an entry, not 104
- * (include/floodgate.h, struct fg_source4_key). */
+ * (include/floodgate_state.h, struct fg_source4_key). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, FG_DEFAULT_MAX_SOURCES); /* resized from max_sources */
@@ -30,7 +30,7 @@ struct {
 } sources SEC(".maps");
 
 /* scope = host: the per-source state of host-scoped policies, one map for
- * every interface of the host (include/floodgate.h). Sized at load time,
+ * every interface of the host (include/floodgate_state.h). Sized at load time,
  * 1 entry when no policy is host-scoped; a load that finds the host's map
  * already made reuses it, whatever its size. */
 struct {
@@ -190,7 +190,7 @@ struct {
 	__type(value, struct fg_budget);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } event_budget SEC(".maps");
-/* scope = fleet (include/floodgate.h): admissions per key and epoch, read
+/* scope = fleet (include/floodgate_fleet.h): admissions per key and epoch, read
  * and deleted by `floodgate run`; sized at load time, 1 entry when no
  * policy is fleet-scoped. */
 struct {
