@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Charging a packet to its key's rate-limit state, per algorithm: the
- * one-word states by compare-and-swap (sources4, sources, host_sources),
- * sliding_window and sliding_log under a lock stripe; the per-source drop
- * count and refusal episodes; the overflow key past the new-source budget.
- * Part of bpf/floodgate.bpf.c, which includes it after fg_globals.h,
- * fg_maps.h, fg_parse.h, fg_events.h, fg_budget.h and fg_refusal.h.
+ * policy's key of the packet's source; the one-word states by
+ * compare-and-swap (sources4, sources, host_sources), sliding_window and
+ * sliding_log under a lock stripe; the per-source drop count and refusal
+ * episodes; the overflow key past the new-source budget. Part of
+ * bpf/floodgate.bpf.c, which includes it after fg_globals.h, fg_maps.h,
+ * fg_parse.h, fg_events.h, fg_budget.h and fg_refusal.h.
  */
 #ifndef FG_CHARGE_H
 #define FG_CHARGE_H
 
+/* The errors of bpf_map_update_elem() that charging tells apart; a BPF
+ * program has no <errno.h>. */
 #define ENOMEM	       12
 #define EEXIST	       17
 #define FG_CAS_RETRIES 8
 
+/* The key the policy charges for the packet: its id, and unless the policy
+ * has one global bucket, the source masked to the policy's prefix (and the
+ * destination port under per = src/N+dport). */
 static __always_inline void fg_make_key(const struct fg_policy *policy, const struct fg_packet *pkt,
 					struct fg_source_key *key)
 {
