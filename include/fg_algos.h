@@ -11,7 +11,8 @@
  *   - a params struct, computed once by userspace from (count, period_ns,
  *     burst, bytes) with fg_<alg>_params_init(), which returns 0, or -1 for
  *     a configuration outside the limits listed below. The structs live in
- *     floodgate.h: fg_policy carries them, and the datapath reads them there;
+ *     floodgate_policy.h: fg_policy carries them, and the datapath reads
+ *     them there;
  *   - a state, which is what the `sources4` and `sources` maps hold per key;
  *   - fg_<alg>_admit(params, state, now, cost, ...): 1 = admit, and the new
  *     state is written; 0 = refuse.
@@ -24,7 +25,7 @@
  *   algorithm        state                      bytes  kernel applies it by
  *   fixed_window     __u64 (window<<32 | used)  8      CAS, like GCRA's TAT
  *   sliding_window   fg_sliding_window_state    16     bpf_spin_lock
- *   (the two state structs live in floodgate.h: they are map values)
+ *   (the two state structs live in floodgate_state.h: they are map values)
  *   sliding_log      fg_sliding_log_state       1032   bpf_spin_lock, in place
  *   leaky_bucket     __u64 empty_at (a TAT)     8      CAS, like GCRA's TAT
  *

@@ -38,7 +38,7 @@ mutant burst-doubled user/policy/policy.c '^test_prog$' \
 	'fg_gcra_params_init(&params->token_bucket, count, period, burst, pc->bytes)' \
 	'fg_gcra_params_init(&params->token_bucket, count, period, 2 * burst, pc->bytes)' \
 	"the loader compiles every token_bucket with twice its burst"
-mutant lock-removed bpf/floodgate.bpf.c '^test_prog$' \
+mutant lock-removed bpf/fg_charge.h '^test_prog$' \
 	'return stripe ? &stripe->lock : NULL;' \
 	'return stripe ? NULL : NULL;' \
 	"fg_lock_for returns NULL: sliding_window and sliding_log run unlocked"
@@ -50,11 +50,11 @@ mutant deny-ignored bpf/floodgate.bpf.c '^test_prog$|^test_bans\.sh$' \
 	'if (access == FG_ACCESS_DENY) {' \
 	'if (0 && access == FG_ACCESS_DENY) {' \
 	"the [deny] list is never consulted"
-mutant vlan-not-walked bpf/floodgate.bpf.c '^test_prog$|^test_framing\.sh$' \
+mutant vlan-not-walked bpf/fg_parse.h '^test_prog$|^test_framing\.sh$' \
 	'for (i = 0; i < FG_VLAN_MAX; i++) {' \
 	'for (i = 0; i < 1; i++) {' \
 	"only the outer VLAN tag is walked: QinQ frames look like a tag stack overflow"
-mutant expired-ban-honoured bpf/floodgate.bpf.c '^test_prog$|^test_bans\.sh$' \
+mutant expired-ban-honoured bpf/fg_access.h '^test_prog$|^test_bans\.sh$' \
 	'if (now < ban->expires_ns)' \
 	'if (now < ban->expires_ns + 3600000000000ULL)' \
 	"a ban is honoured an hour past its expiry"
@@ -74,36 +74,36 @@ mutant load-lock-removed user/maps/pinfolder.c '^test_cli\.sh$|^test_limits\.sh$
 	'if (!flock(fd, LOCK_EX | LOCK_NB))' \
 	'if (1 || !flock(fd, LOCK_EX | LOCK_NB))' \
 	"state-changing commands no longer take the pin folder's flock"
-mutant ipv6-ext-bound-off-by-one bpf/floodgate.bpf.c '^test_prog$' \
+mutant ipv6-ext-bound-off-by-one bpf/fg_parse.h '^test_prog$' \
 	'#define FG_IPV6_EXT_MAX 6' \
 	'#define FG_IPV6_EXT_MAX 5' \
 	"a chain of exactly 6 IPv6 extension headers is called malformed"
-mutant ip-version-unchecked bpf/floodgate.bpf.c '^test_prog$' \
+mutant ip-version-unchecked bpf/fg_parse.h '^test_prog$' \
 	'if (iph->version != 4 || ihl_bytes < sizeof(*iph) ||' \
 	'if (ihl_bytes < sizeof(*iph) ||' \
 	"an IPv4 ethertype with another IP version is parsed as IPv4"
-mutant coarse-clock-stopped bpf/floodgate.bpf.c '^test_algorithms\.sh$' \
+mutant coarse-clock-stopped bpf/fg_clock.h '^test_algorithms\.sh$' \
 	'return bpf_ktime_get_coarse_ns();' \
 	'return 1000000000ULL;' \
 	"clock = coarse reads a clock that never moves (the coarse branch is loaded and run)"
-mutant new-source-budget-ignored bpf/floodgate.bpf.c '^test_prog$|^test_spoof\.sh$' \
+mutant new-source-budget-ignored bpf/fg_budget.h '^test_prog$|^test_spoof\.sh$' \
 	'if (!budget || !budget->gcra.interval_fp)' \
 	'if (!budget || budget)' \
 	"the new-source budget always allows: a spoofed flood creates state freely"
 
 mutant clock-read-for-every-packet bpf/floodgate.bpf.c '^test_prog$' \
-	'if (fg_banned(&pkt, &clock)) {' \
-	'if (fg_clock_now(&clock) && fg_banned(&pkt, &clock)) {' \
+	'if (fg_banned(pkt, clock)) {' \
+	'if (fg_clock_now(clock) && fg_banned(pkt, clock)) {' \
 	"every packet reads the clock, those that match no policy and no ban entry too"
-mutant drop-sample-one-in-16 bpf/floodgate.bpf.c '^test_top\.sh$' \
+mutant drop-sample-one-in-16 bpf/fg_charge.h '^test_top\.sh$' \
 	'return !(draw >> 58);' \
 	'return !(draw >> 60);' \
 	"a per-source drop count samples one refusal in 16 but still adds 64"
-mutant refusal-cache-ignores-generation bpf/floodgate.bpf.c '^test_prog$' \
+mutant refusal-cache-ignores-generation bpf/fg_refusal.h '^test_prog$' \
 	'seen->generation != (__u32)rt->generation ||' \
 	'seen->generation == ~0U ||' \
 	"a refusal cache entry outlives the policy push it was written under"
-mutant refusal-cache-ignores-churn bpf/floodgate.bpf.c '^test_prog$' \
+mutant refusal-cache-ignores-churn bpf/fg_refusal.h '^test_prog$' \
 	'gstats->sources_created - seen->created >= fg_refusal_churn_limit ||' \
 	'seen->created == ~0ULL ||' \
 	"the refusal cache serves while the table turns over (a refused source is evicted)"

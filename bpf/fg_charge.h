@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Charging a packet to its key's rate-limit state, per algorithm: the
+ * policy's key of the packet's source; the one-word states by
+ * compare-and-swap (sources4, sources, host_sources), sliding_window and
+ * sliding_log under a lock stripe; the per-source drop count and refusal
+ * episodes; the overflow key past the new-source budget. Part of
+ * bpf/floodgate.bpf.c, which includes it after fg_globals.h, fg_maps.h,
+ * fg_parse.h, fg_events.h, fg_budget.h and fg_refusal.h.
+ */
+#ifndef FG_CHARGE_H
+#define FG_CHARGE_H
+
+/* The errors of bpf_map_update_elem() that charging tells apart; a BPF
+ * program has no <errno.h>. */
+#define ENOMEM	       12
+#define EEXIST	       17
+#define FG_CAS_RETRIES 8
+
+/* The key the policy charges for the packet: its id, and unless the policy
+ * has one global bucket, the source masked to the policy's prefix (and the
+ * destination port under per = src/N+dport). */
+static __always_inline void fg_make_key(const struct fg_policy *policy, const struct fg_packet *pkt,
+					struct fg_source_key *key)
+{
+	__u64 *addr = (__u64 *)key->addr;
+
+	key->policy_id = policy->id;
+	if (policy->key_kind == FG_KEY_GLOBAL)
+		return;
+	if (policy->flags & FG_POLICY_KEY_DPORT)
+		key->dport = pkt->dport;
+	key->family = pkt->family;
+	if (pkt->family == FG_FAMILY_IPV4) {
+		__u32 saddr;
+
+		__builtin_memcpy(&saddr, pkt->saddr, 4);
+		saddr &= policy->mask_v4_be;
+		__builtin_memcpy(key->addr, &saddr, 4);
+		key->prefix_len = policy->prefix_v4;
+	} else {
+		__u64 saddr[2];
+
+		__builtin_memcpy(saddr, pkt->saddr, 16);
+		addr[0] = saddr[0] & policy->mask_v6_be[0];
+		addr[1] = saddr[1] & policy->mask_v6_be[1];
+		key->prefix_len = policy->prefix_v6;
+	}
+}
+
+/* The decision for the algorithms whose whole state is one __u64 in
+ * `sources4` or `sources`: token_bucket and leaky_bucket (a TAT),
+ * fixed_window (a packed window index and count). */
+static __always_inline int fg_decide_word(const struct fg_policy *policy, __u64 state, __u64 now,
+					  __u64 cost, __u64 *new_state)
+{
+	const struct fg_gcra_params *gcra;
+
+	if (policy->algorithm == FG_ALG_FIXED_WINDOW)
+		return fg_fixed_window_admit(&policy->params.fixed_window, state, now, cost,
+					     new_state);
+	/* leaky_bucket is GCRA too (fg_leaky_bucket_admit is fg_gcra_admit);
+	 * both params sit at the same address, so this select costs nothing. */
+	gcra = policy->algorithm == FG_ALG_LEAKY_BUCKET ? &policy->params.leaky_bucket.gcra
+							: &policy->params.token_bucket;
+	return fg_gcra_admit(gcra, state, now, cost, new_state);
+}
+
+/* Creates a key's state. The tables are LRU maps: when full they evict the
+ * least recently used entry, so this fails only when the kernel cannot get
+ * an element at all, and then on_insert_failure decides. An int, not a
+ * long: pre-6.4 JITs do not sign-extend the helper's error (bcc #4571). */
+static __always_inline int fg_insert_state(void *map, const void *key, const void *fresh)
+{
+	if (fg_test_fail_inserts)
+		return -ENOMEM;
+	return bpf_map_update_elem(map, key, fresh, BPF_NOEXIST);
+}
+
+/* Returned by a charge when the key has no state and the new-source budget
+ * is spent: the caller charges the policy's overflow key instead. */
+#define FG_NO_BUDGET -2
+
+/* The per-source drop count is sampled: one refusal in FG_DROP_SAMPLE adds
+ * FG_DROP_SAMPLE. A refused packet then usually only reads its source's
+ * state, so an abuser flooding from several CPUs does not bounce that cache
+ * line between them. The exact counts are in the per-CPU policy_stats.
+ *
+ * The draw is this CPU's packet count through MurmurHash3's 64-bit
+ * finalizer, not bpf_get_prandom_u32(): a helper call costs a refusal
+ * more than the mix's few instructions (measured: docs/benchmarks.md,
+ * "Figures behind the code's comments"). Its top bits have no period
+ * that a round-robin of sources could fall in step with, so each source's
+ * refusals are sampled one in 64 whatever the order of arrival. */
+#define FG_DROP_SAMPLE 64
+static __always_inline bool fg_drop_sampled(const struct fg_global_stats *gstats)
+{
+	__u64 draw = gstats->packets;
+
+	_Static_assert(FG_DROP_SAMPLE == 1 << 6, "the draw's top 6 bits");
+	draw ^= draw >> 33;
+	draw *= 0xff51afd7ed558ccdULL;
+	draw ^= draw >> 33;
+	draw *= 0xc4ceb9fe1a85ec53ULL;
+	draw ^= draw >> 33;
+	return !(draw >> 58);
+}
+
+static __always_inline void fg_count_drop(__u32 *dropped, const struct fg_global_stats *gstats)
+{
+	if (fg_drop_sampled(gstats))
+		*dropped += FG_DROP_SAMPLE;
+}
+
+/* A refusal of a source with state: counts it, and on the first refusal
+ * after an admission sets FG_DROPPED_REFUSING and emits a `refusing`
+ * event. Later refusals only read the flag, in the line the decision has
+ * just read, so the refusal path writes nothing more than before. The
+ * fetch-or makes one CPU the one that reports a transition. */
+static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_key *key, __u64 now,
+				       const struct fg_global_stats *gstats)
+{
+	fg_count_drop(dropped, gstats);
+	if (*dropped & FG_DROPPED_REFUSING)
+		return;
+	if (__sync_fetch_and_or(dropped, FG_DROPPED_REFUSING) & FG_DROPPED_REFUSING)
+		return;
+	fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
+}
+
+/* An admission ends a refusal episode; written only at that transition. */
+static __always_inline void fg_admitted(__u32 *dropped)
+{
+	if (*dropped & FG_DROPPED_REFUSING)
+		__sync_fetch_and_and(dropped, ~FG_DROPPED_REFUSING);
+}
+
+static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
+{
+	if (now > *last_seen_ns && now - *last_seen_ns >= FG_LAST_SEEN_GRAIN_NS)
+		*last_seen_ns = now;
+}
+
+/* Charges `cost` to a one-word state in `map` (sources4, sources or
+ * host_sources) with compare-and-swap. `map_key` is the key in the map's
+ * own layout; `key` the full one, for the budget and events. Returns 1 if
+ * admitted, 0 if refused, and -1 if no state could be created (table
+ * full). Inlined at each call site with a constant map, so each lookup
+ * stays one the verifier can inline: a map chosen at run time would cost
+ * every policy a helper call. */
+static __always_inline int fg_charge_word(void *map, const void *map_key,
+					  const struct fg_policy *policy, int budgeted,
+					  const struct fg_source_key *key, __u64 now, __u64 cost,
+					  struct fg_global_stats *gstats, __u64 *refused_state)
+{
+	struct fg_source_state *state;
+	__u64 new_state = 0;
+	int i;
+
+	state = bpf_map_lookup_elem(map, map_key);
+	if (!state) {
+		struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT};
+		int admitted;
+		int err; /* int: see fg_ban */
+
+		if (budgeted && !fg_budget_allows(key, now))
+			return FG_NO_BUDGET;
+		admitted = fg_decide_word(policy, 0, now, cost, &new_state);
+		if (admitted)
+			fresh.tat_ns = new_state;
+		else
+			fresh.dropped = FG_DROPPED_REFUSING;
+		err = fg_insert_state(map, map_key, &fresh);
+		if (!err) {
+			gstats->sources_created++;
+			if (!admitted)
+				fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
+			return admitted;
+		}
+		/* Another CPU created it first: charge the state it made. */
+		if (err != -EEXIST || !(state = bpf_map_lookup_elem(map, map_key))) {
+			gstats->insert_failed++;
+			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+			return -1;
+		}
+	}
+	/* Written only when it changes, about once a second. */
+	if (state->last_seen != (__u32)(now >> FG_LAST_SEEN_SHIFT))
+		state->last_seen = now >> FG_LAST_SEEN_SHIFT;
+
+	if (fg_test_naive_update) {
+		/* Deliberately racy, to prove the concurrency tests can fail. */
+		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
+			fg_refused(&state->dropped, key, now, gstats);
+			return 0;
+		}
+		state->tat_ns = new_state;
+		fg_admitted(&state->dropped);
+		return 1;
+	}
+
+	for (i = 0; i < FG_CAS_RETRIES; i++) {
+		__u64 old = *(volatile __u64 *)&state->tat_ns;
+
+		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
+			fg_refused(&state->dropped, key, now, gstats);
+			*refused_state = old;
+			return 0;
+		}
+		if (__sync_val_compare_and_swap(&state->tat_ns, old, new_state) == old) {
+			fg_admitted(&state->dropped);
+			return 1;
+		}
+	}
+	/* Refusing is the safe side: admitting here could exceed the limit. */
+	gstats->cas_exhausted++;
+	fg_refused(&state->dropped, key, now, gstats);
+	return 0;
+}
+
+/* The lock stripe that guards a key's multi-word state. The verifier lets
+ * a program touch other map values while it holds a lock, so one array of
+ * locks serves the LRU maps, which cannot hold a lock themselves. */
+static __always_inline struct bpf_spin_lock *fg_lock_for(const struct fg_source_key *key)
+{
+	const __u32 *words = (const __u32 *)key;
+	__u32 hash = key->policy_id, i;
+	struct fg_state_lock *stripe;
+
+#pragma unroll
+	for (i = 2; i < sizeof(*key) / 4; i++)
+		hash = (hash ^ words[i]) * 0x9e3779b1;
+	hash &= FG_STATE_LOCKS - 1;
+	stripe = bpf_map_lookup_elem(&state_locks, &hash);
+	return stripe ? &stripe->lock : NULL;
+}
+
+/* sliding_window: two counters and a window start, under a lock stripe. */
+static __always_inline int fg_charge_window(const struct fg_policy *policy, int budgeted,
+					    const struct fg_source_key *key, __u64 now, __u64 cost,
+					    struct fg_global_stats *gstats)
+{
+	const struct fg_sliding_window_params *params = &policy->params.sliding_window;
+	struct fg_window_entry *entry = bpf_map_lookup_elem(&windows, key);
+	struct bpf_spin_lock *lock;
+	int admitted;
+
+	if (!entry) {
+		struct fg_window_entry fresh = {.last_seen_ns = now};
+		int err; /* int: see fg_ban */
+
+		if (budgeted && !fg_budget_allows(key, now))
+			return FG_NO_BUDGET;
+		err = fg_insert_state(&windows, key, &fresh);
+		if (!err)
+			gstats->sources_created++;
+		entry = bpf_map_lookup_elem(&windows, key);
+		if ((err && err != -EEXIST) || !entry) {
+			gstats->insert_failed++;
+			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+			return -1;
+		}
+	}
+	fg_touch(&entry->last_seen_ns, now);
+	lock = fg_test_naive_update ? NULL : fg_lock_for(key);
+	if (lock) {
+		bpf_spin_lock(lock);
+		admitted = fg_sliding_window_admit(params, &entry->state, now, cost, &entry->state);
+		bpf_spin_unlock(lock);
+	} else {
+		admitted = fg_sliding_window_admit(params, &entry->state, now, cost, &entry->state);
+	}
+	if (admitted)
+		fg_admitted(&entry->dropped);
+	else
+		fg_refused(&entry->dropped, key, now, gstats);
+	return admitted;
+}
+
+/* sliding_log: a ring of the last COUNT admissions, under the entry's lock.
+ * The entry is too large for the BPF stack, so a new one is copied from a
+ * zeroed per-CPU template. */
+static __always_inline int fg_charge_log(const struct fg_policy *policy, int budgeted,
+					 const struct fg_source_key *key, __u64 now, __u64 cost,
+					 struct fg_global_stats *gstats)
+{
+	const struct fg_sliding_log_params *params = &policy->params.sliding_log;
+	struct fg_log_entry *entry = bpf_map_lookup_elem(&logs, key);
+	struct bpf_spin_lock *lock;
+	__u32 zero = 0;
+	int admitted;
+
+	if (!entry) {
+		struct fg_log_entry *fresh = bpf_map_lookup_elem(&log_template, &zero);
+		int err; /* int: see fg_ban */
+
+		if (!fresh)
+			return -1;
+		if (budgeted && !fg_budget_allows(key, now))
+			return FG_NO_BUDGET;
+		err = fg_insert_state(&logs, key, fresh);
+		if (!err)
+			gstats->sources_created++;
+		entry = bpf_map_lookup_elem(&logs, key);
+		if ((err && err != -EEXIST) || !entry) {
+			gstats->insert_failed++;
+			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+			return -1;
+		}
+	}
+	fg_touch(&entry->last_seen_ns, now);
+	lock = fg_test_naive_update ? NULL : fg_lock_for(key);
+	if (lock) {
+		bpf_spin_lock(lock);
+		admitted = fg_sliding_log_admit(params, &entry->state, now, cost);
+		bpf_spin_unlock(lock);
+	} else {
+		admitted = fg_sliding_log_admit(params, &entry->state, now, cost);
+	}
+	if (admitted)
+		fg_admitted(&entry->dropped);
+	else
+		fg_refused(&entry->dropped, key, now, gstats);
+	return admitted;
+}
+
+/* An IPv4 source's one-word state, in `sources4`. A token_bucket or
+ * leaky_bucket source that this CPU has just refused is refused again from
+ * the `refusals` cache, without the table lookup (what that saves a
+ * refusal: docs/benchmarks.md, "Figures behind the code's comments"),
+ * except for the one refusal in FG_DROP_SAMPLE that the per-source count
+ * samples: that one, and any after FG_REFUSAL_REFRESH_NS, looks the state
+ * up, which keeps its drop count, last_seen and LRU recency, and refreshes
+ * the cache. */
+static __always_inline int fg_charge_source4(const struct fg_policy *policy, int budgeted,
+					     const struct fg_source_key *key, __u64 now, __u64 cost,
+					     struct fg_global_stats *gstats)
+{
+	/* leaky_bucket's params are token_bucket's (fg_decide_word) */
+	const struct fg_gcra_params *gcra = &policy->params.token_bucket;
+	const bool cached = policy->algorithm != FG_ALG_FIXED_WINDOW && fg_refusal_churn_limit &&
+			    !fg_test_naive_update;
+	struct fg_source4_key key4 = fg_source4_key_of(key);
+	__u64 refused_state = 0;
+	int admitted;
+
+	if (cached && !fg_drop_sampled(gstats) &&
+	    fg_refusal_cached(&key4, now, cost, gcra->interval_fp, gcra->tolerance_ns))
+		return 0;
+	admitted = fg_charge_word(&sources4, &key4, policy, budgeted, key, now, cost, gstats,
+				  &refused_state);
+	if (cached && admitted == 0 && refused_state)
+		fg_refusal_note(&key4, refused_state, now);
+	return admitted;
+}
+
+static __always_inline int fg_charge_key(const struct fg_policy *policy, int budgeted,
+					 const struct fg_source_key *key, __u64 now, __u64 cost,
+					 struct fg_global_stats *gstats)
+{
+	__u64 refused_state;
+
+	switch (policy->algorithm) {
+	case FG_ALG_SLIDING_WINDOW:
+		return fg_charge_window(policy, budgeted, key, now, cost, gstats);
+	case FG_ALG_SLIDING_LOG:
+		return fg_charge_log(policy, budgeted, key, now, cost, gstats);
+	default:
+		/* scope = host: the host's shared table (the same GCRA, CAS
+		 * and budget; only the map differs). Inlined, not a global
+		 * function: a fourth frame (fg_xdp, fg_apply_layer, it,
+		 * fg_emit_event) takes the call chain past the verifier's
+		 * 512-byte stack. */
+		if (policy->flags & FG_POLICY_HOST)
+			return fg_charge_word(&host_sources, key, policy, budgeted, key, now, cost,
+					      gstats, &refused_state);
+		/* The one branch the 96-byte IPv4 table costs a packet: the
+		 * family was settled by the parser and fg_make_key. */
+		if (key->family == FG_FAMILY_IPV4)
+			return fg_charge_source4(policy, budgeted, key, now, cost, gstats);
+		return fg_charge_word(&sources, key, policy, budgeted, key, now, cost, gstats,
+				      &refused_state);
+	}
+}
+
+/* Charges the packet's own key; an unknown source past the new-source
+ * budget is charged to the policy's shared overflow key instead (and
+ * *key becomes that key). */
+static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_source_key *key,
+				     __u64 now, __u64 cost, struct fg_global_stats *gstats)
+{
+	int admitted = fg_charge_key(policy, 1, key, now, cost, gstats);
+
+	if (admitted != FG_NO_BUDGET)
+		return admitted;
+	gstats->budget_overflow++;
+	__builtin_memset(key, 0, sizeof(*key));
+	key->policy_id = policy->id;
+	key->family = FG_FAMILY_OVERFLOW;
+	return fg_charge_key(policy, 0, key, now, cost, gstats);
+}
+
+#endif /* FG_CHARGE_H */

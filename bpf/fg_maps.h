@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Every map of the datapath, in one place. Their names, types, flags and
+ * key and value types are the pinned layout that `reload` and `upgrade`
+ * check against the maps already pinned (user/maps/pinned.c,
+ * user/ops/upgrade.c): change them only together with that layout.
+ * The key and value types are include/floodgate.h's. Part of
+ * bpf/floodgate.bpf.c, the one file that includes it.
+ */
+#ifndef FG_MAPS_H
+#define FG_MAPS_H
+
+/* IPv4 keys of local one-word policies: 96 bytes an entry, not 104
+ * (include/floodgate_state.h, struct fg_source4_key). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES); /* resized from max_sources */
+	__type(key, struct fg_source4_key);
+	__type(value, struct fg_source_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sources4 SEC(".maps");
+
+/* Every other key of a local one-word policy: IPv6, global, overflow. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES / 4); /* resized from max_sources_ipv6 */
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_source_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sources SEC(".maps");
+
+/* scope = host: the per-source state of host-scoped policies, one map for
+ * every interface of the host (include/floodgate_state.h). Sized at load time,
+ * 1 entry when no policy is host-scoped; a load that finds the host's map
+ * already made reuses it, whatever its size. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_source_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} host_sources SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_POLICY_SLOTS *FG_PORT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} sport_match SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FG_MAX_ACCESS_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fg_src_lpm_key);
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} access_lists SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FG_MAX_BANS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fg_src_lpm_key);
+	__type(value, struct fg_ban);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} bans SEC(".maps");
+
+/* sliding_window state; sized at load time, 1 entry when no policy uses it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_window_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} windows SEC(".maps");
+
+/* sliding_log state (about 1 KiB an entry); sized like `windows`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_LOG_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_log_entry);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} logs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_STATE_LOCKS);
+	__type(key, __u32);
+	__type(value, struct fg_state_lock);
+} state_locks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_budget);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} new_source_budget SEC(".maps");
+
+/* Unknown sources recently turned away by the budget, per CPU; not pinned:
+ * it is a short memory that a restart may lose. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_recent_sources);
+} recent_sources SEC(".maps");
+
+/* Sources this CPU has just refused (fg_refusal); not pinned: a cache that
+ * a restart may lose. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_REFUSAL_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_refusal);
+} refusals SEC(".maps");
+
+/* A zeroed fg_log_entry to create `logs` entries from. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_log_entry);
+} log_template SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_POLICY_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_policy_set);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} policy_sets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_POLICY_SLOTS *FG_PORT_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} dport_match SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, FG_MAX_SRC_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fg_src_lpm_key);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} src_match SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_runtime);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} runtime SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_POLICY_SLOTS *FG_MAX_POLICIES);
+	__type(key, __u32);
+	__type(value, struct fg_policy_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} policy_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_global_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} global_stats SEC(".maps");
+
+/* Events for `floodgate events`: struct fg_event records, at most what
+ * the per-CPU `event_budget` GCRA allows (config key `events`). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, FG_EVENTS_RING_BYTES);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_budget);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} event_budget SEC(".maps");
+/* scope = fleet (include/floodgate_fleet.h): admissions per key and epoch, read
+ * and deleted by `floodgate run`; sized at load time, 1 entry when no
+ * policy is fleet-scoped. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_fleet_key);
+	__type(value, struct fg_fleet_count);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fleet_counts SEC(".maps");
+
+/* The keys the fleet holds, written by `floodgate run`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES);
+	__type(key, struct fg_source_key);
+	__type(value, struct fg_fleet_hold);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fleet_holds SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_fleet_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fleet_state SEC(".maps");
+
+#endif /* FG_MAPS_H */

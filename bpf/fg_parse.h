@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The packet parser: Ethernet, any mix of VLAN tags, IPv4 or IPv6 with its
+ * extension headers, and the TCP or UDP ports; and the benchmarks' rewrite
+ * of the parsed source. Part of bpf/floodgate.bpf.c, which includes it
+ * after fg_globals.h.
+ */
+#ifndef FG_PARSE_H
+#define FG_PARSE_H
+
+/* What the parser extracts; addresses stay in network order. */
+struct fg_packet {
+	__u8 family;
+	__u8 proto;
+	__u8 has_ports; /* TCP/UDP with a readable header, not a later fragment */
+	__u8 is_syn;	/* TCP with SYN set and ACK clear */
+	__u16 dport;	/* host order */
+	__u16 sport;	/* host order */
+	__u8 saddr[16];
+};
+
+enum fg_parse_result {
+	FG_PARSE_IP,
+	FG_PARSE_NON_IP,
+	FG_PARSE_MALFORMED,    /* no trustworthy source address */
+	FG_PARSE_MALFORMED_L4, /* the IP header is sound, what follows is not */
+	/* The kernel would deliver it as IP, but the parser cannot see what
+	 * the policies need: dropped whatever `malformed` says, or the framing
+	 * would be a way around every list, ban and policy. */
+	FG_PARSE_VLAN_OVERFLOW, /* more VLAN tags than FG_VLAN_MAX, no source */
+	FG_PARSE_TINY_FRAGMENT, /* a first fragment without its whole L4 header */
+	FG_PARSE_EXT_OVERFLOW,	/* an IPv6 chain longer than FG_IPV6_EXT_MAX */
+};
+
+/* VLAN tags walked (802.1Q and 802.1ad in any mix). The kernel strips any
+ * number of them and delivers the IP packet inside, so a deeper stack is
+ * dropped rather than passed as non-IP. Real networks use one or two. */
+#define FG_VLAN_MAX 8
+
+struct vlan_hdr {
+	__be16 tci;
+	__be16 encapsulated_proto;
+};
+
+/* The generic header of hop-by-hop, routing and destination options. */
+struct ipv6_ext_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen; /* in 8-byte units, not counting the first 8 bytes */
+};
+
+struct ipv6_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset in 8-byte units << 3, and flags */
+	__be32 identification;
+};
+
+/* IPv6 extension headers walked to find the transport header. A longer
+ * chain is counted and treated as malformed: an attacker must not hide the
+ * ports behind padding headers. */
+#define FG_IPV6_EXT_MAX 6
+
+/* Reads the L4 ports. Returns 0 when the header is readable or the protocol
+ * has no ports, -1 when a TCP/UDP header is truncated. */
+static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_packet *pkt)
+{
+	if (pkt->proto == IPPROTO_TCP) {
+		struct tcphdr *th = l4;
+
+		if ((void *)(th + 1) > data_end)
+			return -1;
+		pkt->dport = bpf_ntohs(th->dest);
+		pkt->sport = bpf_ntohs(th->source);
+		pkt->is_syn = th->syn && !th->ack;
+		pkt->has_ports = 1;
+	} else if (pkt->proto == IPPROTO_UDP) {
+		struct udphdr *uh = l4;
+
+		if ((void *)(uh + 1) > data_end)
+			return -1;
+		pkt->dport = bpf_ntohs(uh->dest);
+		pkt->sport = bpf_ntohs(uh->source);
+		pkt->has_ports = 1;
+	}
+	return 0;
+}
+
+/* Walks hop-by-hop, routing, fragment and destination-options headers.
+ * Returns 0 with pkt->proto set to the transport protocol and *l4 at its
+ * header (2 if this is a first fragment with more to follow), 1 for a later
+ * fragment (no transport header), -1 when a header is truncated, -2 when
+ * the chain is longer than FG_IPV6_EXT_MAX. */
+static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg_packet *pkt)
+{
+	void *cursor = *l4;
+	__u8 next = pkt->proto;
+	int fragment = 0, i;
+
+#pragma unroll
+	for (i = 0; i < FG_IPV6_EXT_MAX + 1; i++) {
+		if (next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING || next == IPPROTO_DSTOPTS) {
+			struct ipv6_ext_hdr *ext = cursor;
+
+			if (i == FG_IPV6_EXT_MAX)
+				return -2;
+			if ((void *)(ext + 1) > data_end)
+				return -1;
+			next = ext->nexthdr;
+			cursor += (ext->hdrlen + 1) * 8;
+		} else if (next == IPPROTO_FRAGMENT) {
+			struct ipv6_frag_hdr *frag = cursor;
+
+			if (i == FG_IPV6_EXT_MAX)
+				return -2;
+			if ((void *)(frag + 1) > data_end)
+				return -1;
+			next = frag->nexthdr;
+			if (frag->frag_off & bpf_htons(0xfff8))
+				fragment = 1; /* later: no transport header */
+			else if (frag->frag_off & bpf_htons(1))
+				fragment = 2; /* first, more follow */
+			cursor = frag + 1;
+		} else {
+			break;
+		}
+	}
+	pkt->proto = next;
+	*l4 = cursor;
+	return fragment;
+}
+
+static __always_inline bool fg_is_vlan(__u16 ethertype)
+{
+	return ethertype == bpf_htons(ETH_P_8021Q) || ethertype == bpf_htons(ETH_P_8021AD);
+}
+
+/* The L4 header is cut short. In a first fragment with more to follow,
+ * reassembly would complete it (an 8-byte first fragment hides the TCP
+ * flags from a `syn` match), so it is not merely malformed. */
+static __always_inline enum fg_parse_result fg_tiny_fragment(bool more_fragments)
+{
+	return more_fragments ? FG_PARSE_TINY_FRAGMENT : FG_PARSE_MALFORMED_L4;
+}
+
+static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
+						     struct fg_packet *pkt)
+{
+	struct ethhdr *eth = data;
+	void *cursor = eth + 1;
+	__u16 ethertype;
+	int i, walked;
+
+	if (cursor > data_end)
+		return FG_PARSE_MALFORMED;
+	ethertype = eth->h_proto;
+
+#pragma unroll
+	for (i = 0; i < FG_VLAN_MAX; i++) {
+		struct vlan_hdr *vlan = cursor;
+
+		if (!fg_is_vlan(ethertype))
+			break;
+		if ((void *)(vlan + 1) > data_end)
+			return FG_PARSE_MALFORMED;
+		ethertype = vlan->encapsulated_proto;
+		cursor = vlan + 1;
+	}
+	if (fg_is_vlan(ethertype))
+		return FG_PARSE_VLAN_OVERFLOW;
+
+	if (ethertype == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = cursor;
+		__u32 ihl_bytes;
+
+		if ((void *)(iph + 1) > data_end)
+			return FG_PARSE_MALFORMED;
+		ihl_bytes = iph->ihl * 4;
+		if (iph->version != 4 || ihl_bytes < sizeof(*iph) ||
+		    bpf_ntohs(iph->tot_len) < ihl_bytes)
+			return FG_PARSE_MALFORMED;
+		if (cursor + ihl_bytes > data_end) /* options cut short */
+			return FG_PARSE_MALFORMED;
+		pkt->family = FG_FAMILY_IPV4;
+		pkt->proto = iph->protocol;
+		__builtin_memcpy(pkt->saddr, &iph->saddr, 4);
+		/* Only the first fragment carries the L4 header. */
+		if (iph->frag_off & bpf_htons(0x1fff))
+			return FG_PARSE_IP;
+		if (fg_parse_ports(cursor + ihl_bytes, data_end, pkt))
+			/* More fragments follow: reassembly would complete
+			 * the header, with flags the match never saw. */
+			return fg_tiny_fragment(iph->frag_off & bpf_htons(0x2000));
+		return FG_PARSE_IP;
+	}
+
+	if (ethertype == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = cursor;
+		void *l4 = ip6h + 1;
+
+		if ((void *)(ip6h + 1) > data_end)
+			return FG_PARSE_MALFORMED;
+		if (ip6h->version != 6)
+			return FG_PARSE_MALFORMED;
+		pkt->family = FG_FAMILY_IPV6;
+		pkt->proto = ip6h->nexthdr;
+		__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
+		walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
+		if (walked == -2)
+			return FG_PARSE_EXT_OVERFLOW;
+		if (walked < 0)
+			return FG_PARSE_MALFORMED_L4;
+		if (walked == 1)
+			return FG_PARSE_IP;
+		if (fg_parse_ports(l4, data_end, pkt))
+			return fg_tiny_fragment(walked == 2);
+		return FG_PARSE_IP;
+	}
+
+	return FG_PARSE_NON_IP;
+}
+
+/* Benchmarks only: rewrites the parsed IPv4 source (fg_bench_source_mask,
+ * fg_globals.h); the verifier prunes it from every real load. */
+static __always_inline void fg_bench_rewrite_source(struct fg_packet *pkt)
+{
+	__u32 index, saddr;
+
+	if (!fg_bench_source_mask || pkt->family != FG_FAMILY_IPV4)
+		return;
+	index = fg_bench_source_mask == ~0U ? bpf_get_prandom_u32()
+					    : fg_bench_seq++ & fg_bench_source_mask;
+	saddr = bpf_htonl(0x0a000000 | (index & 0xffffff));
+	__builtin_memcpy(pkt->saddr, &saddr, 4);
+}
+
+#endif /* FG_PARSE_H */

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The refusal cache: IPv4 sources this CPU has just refused, refused again
+ * without their `sources4` lookup. Part of bpf/floodgate.bpf.c, which
+ * includes it after fg_globals.h and fg_maps.h.
+ */
+#ifndef FG_REFUSAL_H
+#define FG_REFUSAL_H
+
+/* The source's slot in this CPU's `refusals` cache, with the runtime (for
+ * the generation) and this CPU's global stats (for sources_created); NULL
+ * if any is missing. */
+static __always_inline struct fg_refusal *fg_refusal_slot(const struct fg_source4_key *key4,
+							  struct fg_runtime **rt,
+							  struct fg_global_stats **gstats)
+{
+	const __u32 *words = (const __u32 *)key4;
+	__u32 slot = ((words[0] ^ words[1]) * 0x9e3779b1 ^ words[2]) * 0x9e3779b1, zero = 0;
+
+	slot >>= 32 - FG_REFUSAL_BITS;
+	*rt = bpf_map_lookup_elem(&runtime, &zero);
+	*gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	if (!*rt || !*gstats)
+		return NULL;
+	return bpf_map_lookup_elem(&refusals, &slot);
+}
+
+static __always_inline bool fg_same_key4(const struct fg_source4_key *a,
+					 const struct fg_source4_key *b)
+{
+	const __u32 *x = (const __u32 *)a, *y = (const __u32 *)b;
+
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2];
+}
+
+/*
+ * Would the source's state refuse this packet? Answered from the cache
+ * when this CPU refused the source moments ago: the GCRA refuses against
+ * the TAT seen then, so it refuses against the state's, which can only be
+ * later (admissions move it forward, refusals do not move it). The GCRA is
+ * the policy's as it is now. Global, like fg_apply_layer: the verifier
+ * checks it once, not once per path through the caller.
+ */
+__noinline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now, __u64 cost,
+				 __u64 interval_fp, __u64 tolerance_ns)
+{
+	const struct fg_gcra_params gcra = {.interval_fp = interval_fp,
+					    .tolerance_ns = tolerance_ns};
+	struct fg_global_stats *gstats;
+	struct fg_refusal *seen;
+	struct fg_runtime *rt;
+	__u64 unused;
+
+	if (!key4)
+		return 0;
+	seen = fg_refusal_slot(key4, &rt, &gstats);
+	if (!seen || seen->generation != (__u32)rt->generation ||
+	    now - seen->written_ns >= FG_REFUSAL_REFRESH_NS ||
+	    gstats->sources_created - seen->created >= fg_refusal_churn_limit ||
+	    !fg_same_key4(&seen->key, key4) ||
+	    fg_gcra_admit(&gcra, seen->tat_ns, now, cost, &unused))
+		return 0;
+	if (fg_test_clock)
+		fg_test_cached_refusals++;
+	return 1;
+}
+
+/* Fills the source's cache slot after a refusal by its state. Nothing is
+ * needed after an admission: the admission moved the TAT past what the
+ * slot holds, and a TAT the GCRA would refuse against lies in the past now
+ * (a refusal at `now` against it needs now < TAT + cost - tau, which an
+ * admission at or before `now` rules out). */
+__noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_state, __u64 now)
+{
+	struct fg_global_stats *gstats;
+	struct fg_refusal *seen;
+	struct fg_runtime *rt;
+
+	if (!key4)
+		return 0;
+	seen = fg_refusal_slot(key4, &rt, &gstats);
+	if (!seen)
+		return 0;
+	seen->key = *key4;
+	seen->generation = rt->generation;
+	seen->tat_ns = refused_state;
+	seen->written_ns = now;
+	seen->created = gstats->sources_created;
+	return 0;
+}
+
+#endif /* FG_REFUSAL_H */

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Source prefixes (include/floodgate.h's part): the LPM key shared by
+ * `src_match`, the [allow]/[deny] lists and the bans, and the ban record.
+ */
+#ifndef FLOODGATE_LISTS_H
+#define FLOODGATE_LISTS_H
+
+#include <linux/types.h>
+
+/* Key of the `src_match` LPM trie. prefixlen counts the slot, family and
+ * pad bits (32) plus the address prefix. The value is a __u64 mask of the
+ * policies whose source restriction contains the prefix. */
+struct fg_src_lpm_key {
+	__u32 prefixlen;
+	__u8 slot;
+	__u8 family;
+	__u16 pad;
+	__u8 addr[16];
+};
+#define FG_SRC_LPM_HEADER_BITS 32
+
+/* Value of the `access_lists` LPM trie (same key as src_match): the
+ * longest matching [allow] or [deny] prefix decides. */
+enum fg_access {
+	FG_ACCESS_ALLOW = 1, /* bypasses every policy */
+	FG_ACCESS_DENY = 2,  /* dropped */
+};
+#define FG_MAX_ACCESS_PREFIXES 4096
+
+/* Value of the `bans` LPM trie. Its key is a struct fg_src_lpm_key with
+ * slot 0: bans outlive reloads. An expired entry is kept so that a repeat
+ * offender's next ban is longer (ban_factor). */
+struct fg_ban {
+	__u64 expires_ns;  /* bpf_ktime_get_ns() scale; ~0 = until unbanned */
+	__u64 duration_ns; /* length of the latest ban */
+	__u32 strikes;	   /* how many times banned */
+	__u32 policy_id;   /* the policy that banned; 0 = by hand */
+	__u8 family;
+	__u8 prefix_len;
+	__u8 pad[6];
+#ifdef FG_TEST_LAYOUT_PAD
+	/* Tests only (make's layout-b build): another layout of `bans`, for
+	 * tests/integration/test_upgrade.sh. */
+	__u64 test_layout_pad;
+#endif
+};
+#define FG_MAX_BANS 65536
+
+/* How long an expired ban's record is kept to escalate a repeat offence
+ * (ban_factor); after that the datapath deletes it when it meets it. */
+#define FG_BAN_STRIKE_TTL_NS (24ULL * 3600 * 1000000000ULL)
+
+_Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
+#ifdef FG_TEST_LAYOUT_PAD
+_Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");
+#else
+_Static_assert(sizeof(struct fg_ban) == 32, "fg_ban");
+#endif
+
+#endif /* FLOODGATE_LISTS_H */

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Per-source rate-limit state (include/floodgate.h's part): the keys and
+ * values of the per-source tables, the lock stripes of the multi-word
+ * states, and what guards their creation in a flood: the new-source
+ * budget, the recently seen sources and the refusal cache.
+ */
+#ifndef FLOODGATE_STATE_H
+#define FLOODGATE_STATE_H
+
+#include <linux/types.h>
+#include <linux/bpf.h> /* struct bpf_spin_lock */
+
+#include "floodgate_policy.h"
+
+#define FG_DEFAULT_MAX_SOURCES	   262144
+#define FG_DEFAULT_MAX_LOG_SOURCES 16384 /* sliding_log entries are ~1 KiB */
+
+/* Address family tags used in keys; 0 in a global key. */
+#define FG_FAMILY_IPV4	   4
+#define FG_FAMILY_IPV6	   6
+/* The key of a policy's shared bucket for sources that arrive while the
+ * new-source budget is spent (see struct fg_budget). */
+#define FG_FAMILY_OVERFLOW 0xff
+
+/* Key of the `sources` LRU hash: one rate-limit state per policy and
+ * masked source. IPv4 keys of local one-word policies go to `sources4`
+ * instead, with the smaller struct fg_source4_key below; `sources` holds
+ * the IPv6, global and overflow keys. `host_sources`, `windows`, `logs`
+ * and `fleet_holds` keep this key for every family.
+ *
+ * scope = host: the one-word state of a host-scoped policy (token_bucket,
+ * fixed_window, leaky_bucket; the config refuses the others) lives in the
+ * `host_sources` LRU hash instead, with this same key and value. That map
+ * is one and the same on every interface of the host: the first load that
+ * needs it creates it and pins it a second time in
+ * FG_PIN_BASE/host:shared/, and every later load reuses it
+ * (user/ops/hostscope.c).
+ * policy_id is derived from the policy's name and algorithm only (never
+ * from its place in the file), so a host-scoped policy of one name names
+ * the same state on every interface. */
+struct fg_source_key {
+	__u32 policy_id; /* fg_policy.id: stable across reloads */
+	__u8 family;	 /* FG_FAMILY_IPV4/IPV6, 0 for a global key */
+	__u8 prefix_len; /* the mask applied to addr */
+	__u16 dport;	 /* host order; 0 unless per = src/N+dport */
+	__u8 addr[16];	 /* masked source; IPv4 uses the first 4 bytes */
+};
+
+/* Key of the `sources4` LRU hash: the IPv4 keys of the one-word
+ * algorithms (token_bucket, fixed_window, leaky_bucket) at local scope,
+ * which is where nearly every tracked source of a flood lives. Its size is
+ * the point: the kernel's LRU element is a 48-byte header, the key rounded
+ * up to 8, the value and a 16-byte bucket, so 12 bytes (16 rounded) make a
+ * tracked IPv4 source cost 48 + 16 + 16 + 16 = 96 bytes, against 104 with
+ * the 24-byte fg_source_key (build/bench_prog measures both).
+ *
+ * Its first 8 bytes are laid out as fg_source_key's, family included
+ * (always FG_FAMILY_IPV4), so code that reads policy_id at offset 0 or
+ * family at offset 4 (reclaim by policy, top) reads either key alike. IPv6
+ * keys, global keys (family 0) and overflow keys stay in `sources`. */
+struct fg_source4_key {
+	__u32 policy_id; /* fg_policy.id, as in fg_source_key */
+	__u8 family;	 /* FG_FAMILY_IPV4 */
+	__u8 prefix_len; /* the mask applied to addr */
+	__u16 dport;	 /* host order; 0 unless per = src/N+dport */
+	__u8 addr[4];	 /* masked source, network order */
+};
+
+/* The two keys' conversions, shared by the datapath and userspace: the
+ * same first 8 bytes, and the 4 of the IPv4 address. */
+static inline struct fg_source4_key fg_source4_key_of(const struct fg_source_key *key)
+{
+	struct fg_source4_key key4;
+
+	__builtin_memcpy(&key4, key, 8);
+	__builtin_memcpy(key4.addr, key->addr, 4);
+	return key4;
+}
+
+static inline struct fg_source_key fg_source_key_of4(const struct fg_source4_key *key4)
+{
+	struct fg_source_key key = {0};
+
+	__builtin_memcpy(&key, key4, 8);
+	__builtin_memcpy(key.addr, key4->addr, 4);
+	return key;
+}
+
+/* Value of `sources` and `sources4`, kept to 16 bytes: with the kernel's
+ * per-element overhead a tracked IPv4 source costs 96 bytes, any other key
+ * 104 (make bench measures it). tat_ns is only ever changed by
+ * compare-and-swap. */
+struct fg_source_state {
+	__u64 tat_ns;	 /* the algorithm's one-word state: the TAT of token_bucket,
+			  * empty_at of leaky_bucket, or fixed_window's packed
+			  * window index and count (fg_algos.h) */
+	__u32 last_seen; /* bpf_ktime_get_ns() >> FG_LAST_SEEN_SHIFT: ~1 s units */
+	__u32 dropped;	 /* packets refused (would-drop under monitor), sampled:
+			  * one refusal in 64 adds 64, so a refusal rarely
+			  * writes the shared state; exact counts are in
+			  * policy_stats. Bit 0 is FG_DROPPED_REFUSING. */
+};
+
+/* Bit 0 of every sampled `dropped` count (which only ever grows by 64): the
+ * source's last packet was refused. Set on the first refusal after an
+ * admission, which is when a `refusing` event is due, and cleared by the
+ * next admission; readers mask it with FG_DROPPED_COUNT. */
+#define FG_DROPPED_REFUSING 1U
+#define FG_DROPPED_COUNT    (~63U)
+#define FG_LAST_SEEN_SHIFT  30
+
+#define FG_LAST_SEEN_GRAIN_NS 1000000ULL
+
+/* sliding_window state (include/fg_algos.h has the algorithm). */
+struct fg_sliding_window_state {
+	__u64 start_ns; /* start of the current window, a multiple of the period */
+	__u32 cur;	/* units admitted in [start_ns, start_ns + period) */
+	__u32 prev;	/* units admitted in [start_ns - period, start_ns) */
+};
+
+/* Value of the `windows` LRU hash (sliding_window), same key as `sources`.
+ * The state is two words, so it is changed under one of the `state_locks`,
+ * not by CAS (the kernel allows no bpf_spin_lock in an LRU hash value). */
+struct fg_window_entry {
+	struct fg_sliding_window_state state;
+	__u64 last_seen_ns;
+	__u32 dropped; /* sampled, see fg_source_state */
+	__u32 pad;
+};
+
+/* The cap on COUNT for sliding_log: the ring holds the last COUNT
+ * admissions of a key. 128 x 8 bytes keeps an entry near 1 KiB. */
+#define FG_SLIDING_LOG_MAX 128
+
+/* Value of the `state_locks` array: the locks that guard `windows` and
+ * `logs` entries, striped by a hash of the key. */
+#define FG_STATE_LOCKS 1024
+struct fg_state_lock {
+	struct bpf_spin_lock lock;
+};
+_Static_assert((FG_SLIDING_LOG_MAX & (FG_SLIDING_LOG_MAX - 1)) == 0,
+	       "FG_SLIDING_LOG_MAX must be a power of two (the ring is masked)");
+
+struct fg_sliding_log_state {
+	__u64 ring[FG_SLIDING_LOG_MAX]; /* admission time + 1; 0 = empty */
+	__u32 head;			/* next slot to overwrite: the oldest */
+	__u32 pad;
+};
+
+/* Value of the `logs` LRU hash (sliding_log), same key as `sources`;
+ * changed under one of the `state_locks`. */
+struct fg_log_entry {
+	__u64 last_seen_ns;
+	__u32 dropped; /* sampled, see fg_source_state */
+	__u32 pad;
+	struct fg_sliding_log_state state;
+};
+
+/* Value of the per-CPU `new_source_budget` array: a GCRA bucket on how fast
+ * each CPU may create per-source entries. A spoofed random-source flood
+ * would otherwise insert (and evict) one LRU entry per packet; past the
+ * budget, an unknown source is charged to its policy's shared overflow key
+ * instead, so known sources keep their state (sources seen twice go first:
+ * see fg_recent_sources). gcra.interval_fp is the per-CPU interval (the
+ * configured one times the CPUs online at load or reload); 0 disables. */
+struct fg_budget {
+	__u64 tat_ns;
+	struct fg_gcra_params gcra;
+	__u32 exhausted; /* this CPU's budget refused last time: an event was due */
+	__u32 pad;
+};
+
+/* The same per-CPU GCRA, in the `event_budget` array, caps the events the
+ * datapath emits (config key `events`); interval_fp 0 = events off. */
+
+/* Value of the one-entry per-CPU `recent_sources` array: hashes of the
+ * unknown sources the new-source budget recently turned away, in 2-way sets
+ * (the newer in way 0). A source found here is seen a second time, and may
+ * spend the half of the budget that sources seen once may not: random
+ * spoofed sources almost never come back, a real one does at once. */
+#define FG_RECENT_SETS 4096
+struct fg_recent_sources {
+	__u32 hash[FG_RECENT_SETS][2]; /* 0 = empty; a stored hash is odd */
+};
+
+/* Entry of the per-CPU `refusals` array, a direct-mapped cache of IPv4
+ * sources this CPU has just refused (token_bucket and leaky_bucket in
+ * `sources4`): the key, and the TAT its state had then. A TAT only ever
+ * grows, so while the GCRA refuses the packet against that older TAT it
+ * would refuse it against the state's own, and the packet is refused
+ * without the `sources4` lookup. An entry serves only under the policy
+ * push it was written under (fg_runtime.generation), for at most
+ * FG_REFUSAL_REFRESH_NS, and while this CPU has created fewer than
+ * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
+ * saves are what mark the source's entry used, and a table turning over
+ * must not evict a refused source that keeps sending. */
+#define FG_REFUSAL_BITS	       12
+#define FG_REFUSAL_SLOTS       (1U << FG_REFUSAL_BITS)
+#define FG_REFUSAL_REFRESH_NS  (1ULL << 30)
+#define FG_REFUSAL_CHURN_SHIFT 8
+struct fg_refusal {
+	struct fg_source4_key key;
+	__u32 generation; /* fg_runtime.generation's low 32 bits */
+	__u64 tat_ns;	  /* the state's TAT at the refusal */
+	__u64 written_ns; /* when */
+	__u64 created;	  /* this CPU's global_stats.sources_created then */
+};
+
+_Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key (sources, host_sources)");
+_Static_assert(sizeof(struct fg_source4_key) == 12, "fg_source4_key (sources4): 96 B an entry");
+_Static_assert(__builtin_offsetof(struct fg_source4_key, policy_id) ==
+			       __builtin_offsetof(struct fg_source_key, policy_id) &&
+		       __builtin_offsetof(struct fg_source4_key, family) ==
+			       __builtin_offsetof(struct fg_source_key, family) &&
+		       __builtin_offsetof(struct fg_source4_key, dport) ==
+			       __builtin_offsetof(struct fg_source_key, dport),
+	       "fg_source4_key shares fg_source_key's first 8 bytes");
+_Static_assert(sizeof(struct fg_source_state) == 16, "fg_source_state (sources, host_sources)");
+_Static_assert(sizeof(struct fg_sliding_window_state) == 16, "fg_sliding_window_state");
+_Static_assert(sizeof(struct fg_window_entry) == 32, "fg_window_entry");
+_Static_assert(sizeof(struct fg_state_lock) == 4, "fg_state_lock");
+_Static_assert(sizeof(struct fg_sliding_log_state) == 8 * FG_SLIDING_LOG_MAX + 8,
+	       "fg_sliding_log_state");
+_Static_assert(sizeof(struct fg_log_entry) == 16 + sizeof(struct fg_sliding_log_state),
+	       "fg_log_entry");
+_Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
+_Static_assert(sizeof(struct fg_recent_sources) <= 32768,
+	       "fg_recent_sources: the kernel's largest per-CPU value");
+_Static_assert(sizeof(struct fg_refusal) == 40, "fg_refusal");
+
+#endif /* FLOODGATE_STATE_H */
