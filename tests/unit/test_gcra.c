@@ -167,7 +167,7 @@ static __u64 next_random(__u64 *x)
 
 /* The 64-bit params_init is exact over the whole validated range: every
  * rate 8 B/s..1 TB/s or up to 1G packets/s, PERIOD 1ms..24h, burst with
- * burst * T <= 2^62 (the validator's limits, user/config.h) compiles, to
+ * burst * T <= 2^62 (the validator's limits, user/config/config.h) compiles, to
  * the same numbers as the 128-bit definition. */
 static void test_params_init_is_exact(void **state)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests of the value parsers (user/values.c), at and beyond each bound. */
+/* Unit tests of the value parsers (user/config/values.c), at and beyond each bound. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

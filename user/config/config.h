@@ -2,7 +2,7 @@
 /*
  * The floodgate config file: flat `key = value` lines, `#` comments,
  * global keys first, then `[policy NAME]` sections evaluated in file order.
- * This is the parsed, validated form; policy.c compiles it into the maps.
+ * This is the parsed, validated form; policy/policy.c compiles it into the maps.
  */
 #ifndef FG_CONFIG_H
 #define FG_CONFIG_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The parser's state while it reads one config, shared by the grammar
- * (config.c), the value handlers of keys (handlers.c, match.c) and the
+ * (grammar.c), the value handlers of keys (handlers.c, match.c) and the
  * checks across keys (validate.c). Not for use outside config/.
  */
 #ifndef FG_CONFIG_PARSER_H

@@ -39,7 +39,7 @@ struct fg_pinned {
 	int fleet_counts;
 	int fleet_holds;
 	int fleet_state;
-	int host_sources;     /* scope = host: the host's shared table (user/hostscope.c) */
+	int host_sources;     /* scope = host: the host's shared table (user/ops/hostscope.c) */
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };

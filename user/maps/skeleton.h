@@ -27,7 +27,7 @@ struct fg_skel_opts {
 	const char *pin_dir; /* NULL: private maps, nothing pinned (tests, bench) */
 	int progs;	     /* enum fg_skel_progs */
 	/* scope = host: a map fd (> 0) that host_sources reuses instead of
-	 * creating its own, the host's table (user/hostscope.c); 0: none. */
+	 * creating its own, the host's table (user/ops/hostscope.c); 0: none. */
 	int host_fd;
 	/* Tests and the benchmark only (production leaves them 0). */
 	bool test_clock;	 /* the datapath reads fg_test_now_ns */

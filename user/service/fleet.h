@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Fleet sync for `floodgate run` (user/fleet.c): a thread that, every
+ * Fleet sync for `floodgate run` (user/service/fleet.c): a thread that, every
  * [fleet] sync interval, sends the admissions of fleet-scoped keys to
  * Redis, where a Lua script keeps one fleet-wide GCRA per key on the
  * server's clock, and holds the keys that are over their fleet limit in
