@@ -163,7 +163,7 @@ bench_lab_up() {
 
 setup_bare() { ip link set dev fgA xdpdrv obj "$REPO/build/baseline.bpf.o" sec xdp; }
 count_bare() {
-	ethtool -S fgA | awk '/rx_queue_[0-9]+_xdp_drops:/ { s += $2 } END { print s + 0, s + 0, 0 }'
+	ethtool -S fgA | awk '/rx_queue_[0-9]+_xdp_drops:/ { s += $2 } END { printf "%.0f %.0f 0\n", s, s }'
 }
 teardown_bare() { ip link set dev fgA xdpdrv off; }
 
