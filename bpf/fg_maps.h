@@ -67,6 +67,15 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } bans SEC(".maps");
 
+/* The host's own addresses (include/floodgate_lists.h): never banned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FG_MAX_OWN_ADDRS);
+	__type(key, struct fg_own_addr_key);
+	__type(value, __u8);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} own_addrs SEC(".maps");
+
 /* sliding_window state; sized at load time, 1 entry when no policy uses it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -51,6 +51,18 @@ struct fg_ban {
  * (ban_factor); after that the datapath deletes it when it meets it. */
 #define FG_BAN_STRIKE_TTL_NS (24ULL * 3600 * 1000000000ULL)
 
+/* Key of the `own_addrs` hash: an address on one of the host's interfaces,
+ * in floodgate's network namespace. `load` fills it and `floodgate run`
+ * follows it through netlink; a source found there is never banned, by a
+ * policy, by hand or by the fleet (its packets still meet the policies).
+ * The value, a __u8, is unused. */
+struct fg_own_addr_key {
+	__u32 family;  /* FG_FAMILY_IPV4 or FG_FAMILY_IPV6 */
+	__u8 addr[16]; /* IPv4 in the first 4 bytes, the rest zero */
+};
+#define FG_MAX_OWN_ADDRS 1024
+
+_Static_assert(sizeof(struct fg_own_addr_key) == 20, "fg_own_addr_key");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 #ifdef FG_TEST_LAYOUT_PAD
 _Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");

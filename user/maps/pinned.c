@@ -63,6 +63,8 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 FD_OF(logs), fg_logs_entries, true, "sliding_log"},
 	{"bans", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key), sizeof(struct fg_ban),
 	 FD_OF(bans), NULL, false, "`floodgate bans IFACE` lists them"},
+	{"own_addrs", BPF_MAP_TYPE_HASH, sizeof(struct fg_own_addr_key), sizeof(__u8),
+	 FD_OF(own_addrs), NULL, false, NULL},
 	{"global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_global_stats),
 	 FD_OF(global_stats), NULL, false, NULL},
 	{"event_budget", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_budget),

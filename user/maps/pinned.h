@@ -32,6 +32,7 @@ struct fg_pinned {
 	int sources4; /* IPv4 keys of local one-word policies (struct fg_source4_key) */
 	int sources;  /* their other keys: IPv6, global, overflow */
 	int bans;
+	int own_addrs; /* the host's own addresses, never banned */
 	int windows;
 	int logs;
 	int global_stats;
