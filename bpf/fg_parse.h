@@ -87,9 +87,10 @@ static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_pa
 
 /* Walks hop-by-hop, routing, fragment and destination-options headers.
  * Returns 0 with pkt->proto set to the transport protocol and *l4 at its
- * header (2 if this is a first fragment with more to follow), 1 for a later
- * fragment (no transport header), -1 when a header is truncated, -2 when
- * the chain is longer than FG_IPV6_EXT_MAX. */
+ * header (2 if this is a first fragment with more to follow); 1 for a later
+ * fragment, with pkt->proto set to its fragment header's next header and
+ * the walk stopped there; -1 when a header is truncated, -2 when the chain
+ * is longer than FG_IPV6_EXT_MAX. */
 static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg_packet *pkt)
 {
 	void *cursor = *l4;
@@ -115,11 +116,16 @@ static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg
 			if ((void *)(frag + 1) > data_end)
 				return -1;
 			next = frag->nexthdr;
-			if (frag->frag_off & bpf_htons(0xfff8))
-				fragment = 1; /* later: no transport header */
-			else if (frag->frag_off & bpf_htons(1))
-				fragment = 2; /* first, more follow */
 			cursor = frag + 1;
+			if (frag->frag_off & bpf_htons(0xfff8)) {
+				/* A later fragment: what follows is payload,
+				 * which the sender chooses; walking on would
+				 * let it choose the protocol too. */
+				fragment = 1;
+				break;
+			}
+			if (frag->frag_off & bpf_htons(1))
+				fragment = 2; /* first, more follow */
 		} else {
 			break;
 		}

@@ -267,3 +267,62 @@ FG_PROG_TEST(test_ipv4_options)
 	assert_int_equal(global_stats(skel).malformed, 2);
 	floodgate_bpf__destroy(skel);
 }
+
+/* A later IPv6 fragment (offset ≠ 0) whose fragment header names a
+ * hop-by-hop header: what follows is payload, which the sender chooses.
+ * Built with `payload` (up to 64 bytes) written after the fragment header. */
+static size_t later_fragment6(uint8_t *buf, const char *src, const uint8_t *payload, size_t len)
+{
+	const struct pkt_spec spec = {.family = 6,
+				      .src = src,
+				      .proto = IPPROTO_HOPOPTS, /* the fragment's next header */
+				      .n_ext = 1,
+				      .ext = {44},
+				      .ext_frag = 100 << 3,
+				      .pad = 56};
+	size_t frame = build_packet(buf, &spec);
+
+	memcpy(buf + 14 + 40 + 8, payload, len);
+	return frame;
+}
+
+/* The walk stops at a later fragment: its protocol is the fragment header's
+ * next header, with no ports. Walking on would read the payload as headers,
+ * so the sender would choose the protocol the policies see (a fake
+ * hop-by-hop header, then TCP to port 22), or a fake header cut short,
+ * which `malformed = pass` let past every policy. */
+FG_PROG_TEST(test_ipv6_later_fragment_stops_the_walk)
+{
+	struct floodgate_bpf *skel =
+		load_with("malformed = pass\n"
+			  "[policy ssh]\nmatch = tcp dport 22\nrate = 1/min\n"
+			  "burst = 1\n"
+			  "[policy tcp]\nmatch = tcp\nrate = 1/min\nburst = 1000\n"
+			  "[policy all]\nmatch = any\nrate = 1/min\nburst = 2\n");
+	int xdp = bpf_program__fd(skel->progs.fg_xdp);
+	/* hop-by-hop (next: TCP, 8 bytes), then a TCP SYN to port 22 */
+	const uint8_t fake_tcp[8 + 20] = {
+		IPPROTO_TCP, 0, 0, 0, 0, 0, 0, 0, 0x9c, 0x40, 0, 22, [20] = 5 << 4, [21] = 0x02};
+	/* hop-by-hop (next: destination options, 2048 bytes): past the end */
+	const uint8_t fake_cut[8] = {IPPROTO_DSTOPTS, 255};
+	uint8_t buf[1600];
+	size_t len;
+	int i, passed = 0;
+
+	skel->bss->fg_test_now_ns = T0;
+	len = later_fragment6(buf, "2001:db8:13::1", fake_tcp, sizeof(fake_tcp));
+	for (i = 0; i < 5; i++)
+		passed += run_raw(xdp, buf, len) == XDP_PASS;
+	assert_int_equal(passed, 2); /* `all` (burst 2) binds it */
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 0);
+	assert_int_equal(policy_stats(skel, 1).matched_packets, 0); /* not TCP */
+	assert_int_equal(policy_stats(skel, 2).matched_packets, 5);
+
+	len = later_fragment6(buf, "2001:db8:14::1", fake_cut, sizeof(fake_cut));
+	for (i = passed = 0; i < 5; i++)
+		passed += run_raw(xdp, buf, len) == XDP_PASS;
+	assert_int_equal(passed, 2);
+	assert_int_equal(policy_stats(skel, 2).matched_packets, 10);
+	assert_int_equal(global_stats(skel).malformed, 0);
+	floodgate_bpf__destroy(skel);
+}
