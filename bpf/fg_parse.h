@@ -17,6 +17,8 @@ struct fg_packet {
 	__u16 dport;	/* host order */
 	__u16 sport;	/* host order */
 	__u8 saddr[16];
+	__u8 l3_offset; /* where the IP header starts */
+	__u32 segments; /* wire packets it stands for: gso_segs at tc, else 1 */
 };
 
 enum fg_parse_result {
@@ -59,6 +61,16 @@ struct ipv6_frag_hdr {
  * chain is counted and treated as malformed: an attacker must not hide the
  * ports behind padding headers. */
 #define FG_IPV6_EXT_MAX 6
+
+/* The most header bytes the parser reads: Ethernet, FG_VLAN_MAX tags, IPv6
+ * and FG_IPV6_EXT_MAX extension headers of the largest size (2048 bytes,
+ * above any IPv4 header's 60), and TCP. */
+#define FG_PARSE_MAX_HEADER_BYTES                                                                  \
+	(sizeof(struct ethhdr) + FG_VLAN_MAX * sizeof(struct vlan_hdr) + sizeof(struct ipv6hdr) +  \
+	 FG_IPV6_EXT_MAX * 2048 + sizeof(struct tcphdr))
+
+/* Where an IP header can start: after Ethernet and FG_VLAN_MAX tags. */
+#define FG_PARSE_MAX_L3_OFFSET (sizeof(struct ethhdr) + FG_VLAN_MAX * sizeof(struct vlan_hdr))
 
 /* Reads the L4 ports. Returns 0 when the header is readable or the protocol
  * has no ports, -1 when a TCP/UDP header is truncated. */
@@ -148,13 +160,40 @@ static __always_inline enum fg_parse_result fg_tiny_fragment(bool more_fragments
 	return more_fragments ? FG_PARSE_TINY_FRAGMENT : FG_PARSE_MALFORMED_L4;
 }
 
+/* The IPv6 header at `cursor`, its extension headers and its ports. */
+static __always_inline enum fg_parse_result fg_parse_ipv6(void *cursor, void *data_end,
+							  struct fg_packet *pkt)
+{
+	struct ipv6hdr *ip6h = cursor;
+	void *l4 = ip6h + 1;
+	int walked;
+
+	if ((void *)(ip6h + 1) > data_end)
+		return FG_PARSE_MALFORMED;
+	if (ip6h->version != 6)
+		return FG_PARSE_MALFORMED;
+	pkt->family = FG_FAMILY_IPV6;
+	pkt->proto = ip6h->nexthdr;
+	__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
+	walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
+	if (walked == -2)
+		return FG_PARSE_EXT_OVERFLOW;
+	if (walked < 0)
+		return FG_PARSE_MALFORMED_L4;
+	if (walked == 1)
+		return FG_PARSE_IP;
+	if (fg_parse_ports(l4, data_end, pkt))
+		return fg_tiny_fragment(walked == 2);
+	return FG_PARSE_IP;
+}
+
 static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 						     struct fg_packet *pkt)
 {
 	struct ethhdr *eth = data;
 	void *cursor = eth + 1;
 	__u16 ethertype;
-	int i, walked;
+	int i;
 
 	if (cursor > data_end)
 		return FG_PARSE_MALFORMED;
@@ -200,26 +239,8 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 	}
 
 	if (ethertype == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6h = cursor;
-		void *l4 = ip6h + 1;
-
-		if ((void *)(ip6h + 1) > data_end)
-			return FG_PARSE_MALFORMED;
-		if (ip6h->version != 6)
-			return FG_PARSE_MALFORMED;
-		pkt->family = FG_FAMILY_IPV6;
-		pkt->proto = ip6h->nexthdr;
-		__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
-		walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
-		if (walked == -2)
-			return FG_PARSE_EXT_OVERFLOW;
-		if (walked < 0)
-			return FG_PARSE_MALFORMED_L4;
-		if (walked == 1)
-			return FG_PARSE_IP;
-		if (fg_parse_ports(l4, data_end, pkt))
-			return fg_tiny_fragment(walked == 2);
-		return FG_PARSE_IP;
+		pkt->l3_offset = cursor - data;
+		return fg_parse_ipv6(cursor, data_end, pkt);
 	}
 
 	return FG_PARSE_NON_IP;

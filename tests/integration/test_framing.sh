@@ -5,7 +5,9 @@
 # and delivers the IP packet inside, so frames with 3 and 4 tags, any mix,
 # IPv4 and IPv6, whole and fragmented, are sent from a raw packet socket to
 # a UDP socket: first without floodgate, to prove the kernel delivers them,
-# then at --hook xdp and --hook tc, where none may arrive.
+# then at --hook xdp and --hook tc, where none may arrive. Last, at tc,
+# datagrams whose IPv6 headers end past the first 256 bytes, in paged data,
+# meet their port policy.
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -203,4 +205,74 @@ for hook in xdp tc; do
 		wait_until 10 both_received 10.0.6.1 2001:db8:6::1 $((DATAGRAMS * rounds))
 	expect_exit 0 "unload" "$FLOODGATE" unload fgA
 done
+
+# --- tc: headers past the first 256 bytes, in paged data ---------------------
+# An AF_PACKET frame larger than a page is built with only its Ethernet
+# header linear, and without GRO the veth hands it to tc as it is: fg_tc's
+# first pull makes 256 bytes readable, and three 128-byte destination-
+# options headers put the UDP port at byte 438. Judged malformed, the
+# datagrams got past the port policy under `malformed = pass`.
+cat >"$WORK/long-chain.conf" <<CONF
+malformed = pass
+[policy port]
+match = udp dport $PORT
+rate  = 1/min
+burst = 2
+CONF
+cat >"$WORK/send_chain.py" <<'PY'
+import socket, struct, sys
+
+dev, dst_mac, src, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+DST, PORT = "fd00:200::1", 9999
+# A destination-options header of 128 bytes: one unknown option of the
+# "skip it" kind (type 0x1e), 124 bytes long (Linux refuses long padding).
+def dstopts(nexthdr):
+    return struct.pack("!BBBB", nexthdr, 128 // 8 - 1, 0x1E, 124) + b"\0" * 124
+payload = b"p" * 5000
+length = 8 + len(payload)
+pseudo = (socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, DST)
+          + struct.pack("!IxxxB", length, 17))
+def csum(data):
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+udp = struct.pack("!HHHH", 40000, PORT, length, 0) + payload
+udp = udp[:6] + struct.pack("!H", csum(pseudo + udp) or 0xFFFF) + udp[8:]
+body = dstopts(60) + dstopts(60) + dstopts(17) + udp
+ip6 = (struct.pack("!IHBB", 6 << 28, len(body), 60, 64) + socket.inet_pton(socket.AF_INET6, src)
+       + socket.inet_pton(socket.AF_INET6, DST))
+frame = bytes.fromhex(dst_mac.replace(":", "")) + bytes.fromhex("020000000001") \
+    + struct.pack("!H", 0x86DD) + ip6 + body
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((dev, 0))
+for _ in range(count):
+    sock.send(frame)
+PY
+ip link set fgA mtu 9000
+ip -n "$SENDER_NS" link set fgB mtu 9000
+ethtool -K fgA gro off >/dev/null
+send_chain() {
+	ip netns exec "$SENDER_NS" python3 "$WORK/send_chain.py" fgB "$FGA_MAC" "$1" "$2"
+}
+received_at_least() {
+	test "$(socket_count "$1")" -ge "$2"
+}
+policy_stat() {
+	json_get "$("$FLOODGATE" stats fgA --json)" "d['policies'][0]['$1']"
+}
+send_chain 2001:db8:24::1 3
+check "without floodgate, datagrams behind a long chain arrive" \
+	wait_until 10 received_at_least 2001:db8:24::1 3
+expect_exit 0 "load --hook tc" "$FLOODGATE" load fgA -c "$WORK/long-chain.conf" --hook tc
+send_chain 2001:db8:25::1 5
+check "tc: floodgate judged the 5 frames" wait_until 10 \
+	bash -c "[ \$('$FLOODGATE' stats fgA --json | python3 -c \
+		'import json,sys; print(json.load(sys.stdin)[\"global\"][\"packets\"])') -ge 5 ]"
+check "tc: none was judged malformed" test "$(global_stat malformed)" -eq 0
+check "tc: the port policy matched all 5" test "$(policy_stat matched_packets)" -eq 5
+check "tc: it dropped all but its burst of 2" test "$(policy_stat dropped_packets)" -eq 3
+check "tc: 2 datagrams arrived" wait_until 10 received_at_least 2001:db8:25::1 2
+check "tc: and no more" test "$(socket_count 2001:db8:25::1)" -eq 2
+expect_exit 0 "unload" "$FLOODGATE" unload fgA
 finish

@@ -153,3 +153,68 @@ FG_PROG_TEST(test_tiny_first_fragments_dropped)
 	assert_int_equal(global_stats(skel).malformed, 20 + 4 + 2);
 	floodgate_bpf__destroy(skel);
 }
+
+/* Runs one frame through fg_tc as a GRO/GSO super-packet of `segs`
+ * segments (skb->gso_segs); returns 1 if it passed. */
+static int tc_super_packet(struct floodgate_bpf *skel, const struct pkt_spec *spec, __u32 segs)
+{
+	struct __sk_buff ctx = {.gso_segs = segs, .gso_size = segs ? 1000 : 0};
+	uint8_t buf[1600];
+	size_t len = build_packet(buf, spec);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .data_size_in = len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fg_tc), &opts), 0);
+	assert_true(opts.retval == TC_ACT_OK || opts.retval == TC_ACT_SHOT);
+	return opts.retval == TC_ACT_OK;
+}
+
+/* At tc, after GRO, one skb may stand for many wire packets: a packet
+ * limit charges it its segment count, so a limit of 10 admits two
+ * super-packets of 4 segments and then two single packets. Charged 1 each,
+ * the super-packets would let 10 of them (40 packets) through. */
+FG_PROG_TEST(test_tc_super_packets_cost_their_segments)
+{
+	struct floodgate_bpf *skel =
+		load_sized("[policy p]\nmatch = udp dport 9\nrate = 1/min\nburst = 10\n",
+			   FG_SKEL_EVERY_PROG, 0, 0, false);
+	int i, passed = 0;
+
+	skel->bss->fg_test_now_ns = T0;
+	for (i = 0; i < 5; i++)
+		passed += tc_super_packet(skel, &udp_a, 4);
+	assert_int_equal(passed, 2);
+	for (i = passed = 0; i < 3; i++)
+		passed += tc_super_packet(skel, &udp_a, i == 0 ? 1 : 0); /* 0: not GSO */
+	assert_int_equal(passed, 2);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 8);
+	floodgate_bpf__destroy(skel);
+}
+
+/* Headers that end far past fg_tc's first pull of 256 bytes (six 200-byte
+ * extension headers, the port at byte 1254) are parsed at both hooks: the
+ * port policy binds them and nothing is malformed. (BPF_PROG_TEST_RUN
+ * hands fg_tc a linear frame: test_framing.sh sends one in paged data.) */
+FG_PROG_TEST(test_long_ipv6_chains_parsed_at_both_hooks)
+{
+	struct floodgate_bpf *skel =
+		load_sized("malformed = pass\n"
+			   "[policy port9]\nmatch = udp dport 9\nrate = 1/min\nburst = 2\n",
+			   FG_SKEL_EVERY_PROG, 0, 0, false);
+	struct pkt_spec chain = {.family = 6,
+				 .src = "2001:db8:24::1",
+				 .proto = IPPROTO_UDP,
+				 .dport = 9,
+				 .n_ext = 6,
+				 .ext = {0, 60, 43, 60, 60, 60},
+				 .ext_size = 200};
+	uint8_t buf[PKT_BUF_SIZE];
+
+	assert_int_equal(build_packet(buf, &chain), 14 + 40 + 6 * 200 + 8);
+	assert_int_equal(hook_passed(skel, true, T0, &chain, 5), 2);
+	chain.src = "2001:db8:25::1";
+	assert_int_equal(hook_passed(skel, false, T0, &chain, 5), 2);
+	assert_int_equal(global_stats(skel).malformed, 0);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 10);
+	floodgate_bpf__destroy(skel);
+}

@@ -35,7 +35,15 @@ struct pkt_spec {
 	int n_ext;	   /* IPv6 extension headers before L4, 8 bytes each */
 	uint8_t ext[12];   /* their types: 0 hop-by-hop, 43 routing, 44 fragment, 60 dst */
 	uint16_t ext_frag; /* IPv6 fragment header's offset field, host order */
+	uint16_t ext_size; /* bytes of each other extension header (a multiple of
+			    * 8, at most 2048); 0 means 8 */
 };
+
+/* Bytes of extension header i of the spec. */
+static inline size_t ext_header_size(const struct pkt_spec *s, int i)
+{
+	return s->ext[i] == 44 || !s->ext_size ? 8 : s->ext_size;
+}
 
 /* The ethertype that announces tag i. */
 static inline uint16_t vlan_tag_type(const struct pkt_spec *s, int i)
@@ -45,16 +53,18 @@ static inline uint16_t vlan_tag_type(const struct pkt_spec *s, int i)
 	return htons(s->ad_tags & (1u << i) ? ETH_P_8021AD : ETH_P_8021Q);
 }
 
-/* Writes the frame into buf (at least 1600 bytes) and returns its length. */
+/* Writes the frame into buf (at least PKT_BUF_SIZE bytes) and returns its
+ * length. */
+#define PKT_BUF_SIZE 1600
 static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 {
 	struct ethhdr *eth = (struct ethhdr *)buf;
 	uint8_t *p = buf + sizeof(*eth);
 	uint16_t ethertype = htons(s->family == 6 ? ETH_P_IPV6 : ETH_P_IP);
-	size_t l4_len, ip_len;
+	size_t l4_len, ip_len, ext_len = 0;
 	int i;
 
-	memset(buf, 0, 1600);
+	memset(buf, 0, PKT_BUF_SIZE);
 	memcpy(eth->h_dest, "\x02\x00\x00\x00\x00\x02", 6);
 	memcpy(eth->h_source, "\x02\x00\x00\x00\x00\x01", 6);
 	eth->h_proto = s->vlans ? vlan_tag_type(s, 0) : ethertype;
@@ -72,8 +82,10 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 	if (s->family == 6) {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)p;
 
+		for (i = 0; i < s->n_ext; i++)
+			ext_len += ext_header_size(s, i);
 		ip6->version = 6;
-		ip6->payload_len = htons(l4_len + 8 * s->n_ext);
+		ip6->payload_len = htons(l4_len + ext_len);
 		ip6->nexthdr = s->n_ext ? s->ext[0] : s->proto;
 		ip6->hop_limit = 64;
 		inet_pton(AF_INET6, s->src, &ip6->saddr);
@@ -85,8 +97,10 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 				uint16_t off = htons(s->ext_frag);
 
 				memcpy(p + 2, &off, 2);
+			} else {
+				p[1] = ext_header_size(s, i) / 8 - 1;
 			}
-			p += 8;
+			p += ext_header_size(s, i);
 		}
 	} else {
 		struct iphdr *ip = (struct iphdr *)p;
