@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The packet parser: Ethernet, any mix of VLAN tags, IPv4 or IPv6 with its
- * extension headers, and the TCP or UDP ports; and the benchmarks' rewrite
+ * extension headers, and the TCP or UDP ports, which a later fragment takes
+ * from its datagram's first (`fragment_flows`); and the benchmarks' rewrite
  * of the parsed source. Part of bpf/floodgate.bpf.c, which includes it
- * after fg_globals.h.
+ * after fg_globals.h and fg_maps.h.
  */
 #ifndef FG_PARSE_H
 #define FG_PARSE_H
@@ -32,6 +33,9 @@ enum fg_parse_result {
 	FG_PARSE_VLAN_OVERFLOW, /* more VLAN tags than FG_VLAN_MAX, no source */
 	FG_PARSE_TINY_FRAGMENT, /* a first fragment without its whole L4 header */
 	FG_PARSE_EXT_OVERFLOW,	/* an IPv6 chain longer than FG_IPV6_EXT_MAX */
+	/* A later fragment whose first fragment was not seen: the policies
+	 * with ports cannot judge it (fg_damage_verdict). */
+	FG_PARSE_ORPHAN_FRAGMENT,
 };
 
 /* VLAN tags walked (802.1Q and 802.1ad in any mix). The kernel strips any
@@ -103,7 +107,8 @@ static __always_inline int fg_parse_ports(void *l4, void *data_end, struct fg_pa
  * fragment, with pkt->proto set to its fragment header's next header and
  * the walk stopped there; -1 when a header is truncated, -2 when the chain
  * is longer than FG_IPV6_EXT_MAX. */
-static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg_packet *pkt)
+static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg_packet *pkt,
+					    __u32 *frag_id)
 {
 	void *cursor = *l4;
 	__u8 next = pkt->proto;
@@ -129,6 +134,7 @@ static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg
 				return -1;
 			next = frag->nexthdr;
 			cursor = frag + 1;
+			*frag_id = frag->identification;
 			if (frag->frag_off & bpf_htons(0xfff8)) {
 				/* A later fragment: what follows is payload,
 				 * which the sender chooses; walking on would
@@ -145,6 +151,75 @@ static __always_inline int fg_walk_ipv6_ext(void **l4, void *data_end, struct fg
 	pkt->proto = next;
 	*l4 = cursor;
 	return fragment;
+}
+
+/*
+ * Fragments: a later fragment carries no ports, so a policy with `dport`
+ * or `sport` would see a datagram's first fragment alone (a 60 KB datagram
+ * charged as 60 bytes). A first fragment records its protocol and ports in
+ * `fragment_flows` under the datagram's reassembly key; a later fragment
+ * takes them from there, and matches and is charged as the first was.
+ * Nothing here runs for a packet that is not a fragment.
+ */
+
+/* The key the kernel reassembles by: source, destination, identification,
+ * and for IPv4 the protocol (IPv6 reassembly ignores a fragment header's
+ * next header, which is the sender's word). Built in the per-CPU scratch;
+ * NULL if that is missing. */
+static __always_inline struct fg_fragment_scratch *
+fg_fragment_key(const struct fg_packet *pkt, __u32 id, const void *daddr, __u32 addr_len)
+{
+	__u32 zero = 0;
+	struct fg_fragment_scratch *scratch = bpf_map_lookup_elem(&fragment_scratch, &zero);
+
+	if (!scratch)
+		return NULL;
+	__builtin_memset(&scratch->key, 0, sizeof(scratch->key));
+	scratch->key.family = pkt->family;
+	scratch->key.proto = pkt->family == FG_FAMILY_IPV4 ? pkt->proto : 0;
+	scratch->key.id = id;
+	__builtin_memcpy(scratch->key.saddr, pkt->saddr, 16);
+	if (addr_len == 4)
+		__builtin_memcpy(scratch->key.daddr, daddr, 4);
+	else
+		__builtin_memcpy(scratch->key.daddr, daddr, 16);
+	return scratch;
+}
+
+static __always_inline void fg_note_first_fragment(const struct fg_packet *pkt, __u32 id,
+						   const void *daddr, __u32 addr_len)
+{
+	struct fg_fragment_scratch *scratch = fg_fragment_key(pkt, id, daddr, addr_len);
+
+	if (!scratch)
+		return;
+	scratch->flow.dport = pkt->dport;
+	scratch->flow.sport = pkt->sport;
+	scratch->flow.proto = pkt->proto;
+	scratch->flow.has_ports = pkt->has_ports;
+	scratch->flow.pad = 0;
+	bpf_map_update_elem(&fragment_flows, &scratch->key, &scratch->flow, BPF_ANY);
+}
+
+/* A later fragment: its first's protocol and ports, or
+ * FG_PARSE_ORPHAN_FRAGMENT when its first was not seen (out of order,
+ * evicted, or spoofed). */
+static __always_inline enum fg_parse_result
+fg_follow_first_fragment(struct fg_packet *pkt, __u32 id, const void *daddr, __u32 addr_len)
+{
+	struct fg_fragment_scratch *scratch = fg_fragment_key(pkt, id, daddr, addr_len);
+	struct fg_fragment_flow *flow;
+
+	if (!scratch)
+		return FG_PARSE_ORPHAN_FRAGMENT;
+	flow = bpf_map_lookup_elem(&fragment_flows, &scratch->key);
+	if (!flow)
+		return FG_PARSE_ORPHAN_FRAGMENT;
+	pkt->proto = flow->proto;
+	pkt->dport = flow->dport;
+	pkt->sport = flow->sport;
+	pkt->has_ports = flow->has_ports;
+	return FG_PARSE_IP;
 }
 
 static __always_inline bool fg_is_vlan(__u16 ethertype)
@@ -166,6 +241,7 @@ static __always_inline enum fg_parse_result fg_parse_ipv6(void *cursor, void *da
 {
 	struct ipv6hdr *ip6h = cursor;
 	void *l4 = ip6h + 1;
+	__u32 frag_id = 0;
 	int walked;
 
 	if ((void *)(ip6h + 1) > data_end)
@@ -175,15 +251,17 @@ static __always_inline enum fg_parse_result fg_parse_ipv6(void *cursor, void *da
 	pkt->family = FG_FAMILY_IPV6;
 	pkt->proto = ip6h->nexthdr;
 	__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
-	walked = fg_walk_ipv6_ext(&l4, data_end, pkt);
+	walked = fg_walk_ipv6_ext(&l4, data_end, pkt, &frag_id);
 	if (walked == -2)
 		return FG_PARSE_EXT_OVERFLOW;
 	if (walked < 0)
 		return FG_PARSE_MALFORMED_L4;
 	if (walked == 1)
-		return FG_PARSE_IP;
+		return fg_follow_first_fragment(pkt, frag_id, &ip6h->daddr, 16);
 	if (fg_parse_ports(l4, data_end, pkt))
 		return fg_tiny_fragment(walked == 2);
+	if (walked == 2)
+		fg_note_first_fragment(pkt, frag_id, &ip6h->daddr, 16);
 	return FG_PARSE_IP;
 }
 
@@ -230,11 +308,13 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 		__builtin_memcpy(pkt->saddr, &iph->saddr, 4);
 		/* Only the first fragment carries the L4 header. */
 		if (iph->frag_off & bpf_htons(0x1fff))
-			return FG_PARSE_IP;
+			return fg_follow_first_fragment(pkt, iph->id, &iph->daddr, 4);
 		if (fg_parse_ports(cursor + ihl_bytes, data_end, pkt))
 			/* More fragments follow: reassembly would complete
 			 * the header, with flags the match never saw. */
 			return fg_tiny_fragment(iph->frag_off & bpf_htons(0x2000));
+		if (iph->frag_off & bpf_htons(0x2000))
+			fg_note_first_fragment(pkt, iph->id, &iph->daddr, 4);
 		return FG_PARSE_IP;
 	}
 

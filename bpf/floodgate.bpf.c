@@ -168,11 +168,27 @@ static __always_inline int fg_source_verdict(const struct fg_policy_set *set, __
 	return FG_UNDECIDED;
 }
 
+/* Whether a later fragment whose first was not seen could belong to a
+ * datagram a policy with ports would judge: one matching TCP or UDP on
+ * `dport` or `sport` (a `syn` policy judges a first fragment alone). IPv4
+ * carries the protocol in every fragment and the kernel reassembles by it;
+ * an IPv6 fragment header's next header is the sender's word, which
+ * reassembly ignores. */
+static __always_inline bool fg_orphan_needs_ports(const struct fg_policy_set *set,
+						  const struct fg_packet *pkt)
+{
+	if (pkt->family == FG_FAMILY_IPV4 && pkt->proto != IPPROTO_TCP && pkt->proto != IPPROTO_UDP)
+		return false;
+	return (set->proto_match[IPPROTO_TCP] | set->proto_match[IPPROTO_UDP]) &
+	       ~set->portless_match & ~set->syn_only;
+}
+
 /* A sound source whose transport header is damaged or out of the parser's
  * sight. Counted only here, after the lists and bans: a packet a list or a
  * ban already dropped is counted there, not twice. */
 static __always_inline int fg_damage_verdict(enum fg_parse_result parsed,
 					     const struct fg_policy_set *set,
+					     const struct fg_packet *pkt,
 					     struct fg_global_stats *gstats)
 {
 	if (parsed == FG_PARSE_MALFORMED_L4) {
@@ -185,6 +201,10 @@ static __always_inline int fg_damage_verdict(enum fg_parse_result parsed,
 			gstats->tiny_fragments++;
 		else
 			gstats->ipv6_ext_overflow++;
+		return FG_VERDICT_DROP;
+	}
+	if (parsed == FG_PARSE_ORPHAN_FRAGMENT && fg_orphan_needs_ports(set, pkt)) {
+		gstats->fragment_orphans++;
 		return FG_VERDICT_DROP;
 	}
 	return FG_UNDECIDED;
@@ -277,7 +297,7 @@ static __always_inline enum fg_verdict fg_process(struct fg_packet *pkt, struct 
 	verdict = fg_source_verdict(set, slot, pkt, &clock, gstats);
 	if (verdict != FG_UNDECIDED)
 		return verdict;
-	verdict = fg_damage_verdict(parsed, set, gstats);
+	verdict = fg_damage_verdict(parsed, set, pkt, gstats);
 	if (verdict != FG_UNDECIDED)
 		return verdict;
 	gstats->parsed++;

@@ -26,11 +26,11 @@ static void set_tags(struct pkt_spec *spec, int kind, int tags)
 
 /* One family at one hook behind `tags` tags of one kind: the deny list, a
  * ban and both policies see through the stack, for whole datagrams and
- * for later fragments (which carry the source but no ports). */
+ * for fragments (a later one carries the source but no ports). */
 static void check_framing(struct floodgate_bpf *skel, bool tc, int family, int kind, int tags)
 {
 	struct pkt_spec whole = {.family = family, .proto = IPPROTO_UDP, .dport = 9};
-	struct pkt_spec later;
+	struct pkt_spec later, first;
 	char denied[64], banned[64], fresh[64], fresh_frag[64];
 
 	if (family == 4) {
@@ -55,18 +55,22 @@ static void check_framing(struct floodgate_bpf *skel, bool tc, int family, int k
 		later.ext[0] = 44;
 		later.ext_frag = 100 << 3;
 	}
+	first = later;
+	first.frag_off = family == 4 ? 0x2000 : 0; /* offset 0, more follow */
+	first.ext_frag = family == 4 ? 0 : 1;
 	whole.src = later.src = denied;
 	assert_int_equal(hook_passed(skel, tc, T0, &whole, 3), 0);
 	assert_int_equal(hook_passed(skel, tc, T0, &later, 3), 0);
 	whole.src = later.src = banned;
 	assert_int_equal(hook_passed(skel, tc, T0, &whole, 3), 0);
 	assert_int_equal(hook_passed(skel, tc, T0, &later, 3), 0);
-	/* port9 (burst 2) binds whole datagrams; a later fragment meets only
-	 * the portless `all` (burst 3) */
+	/* port9 (burst 2) binds whole datagrams, and a fragmented one whole:
+	 * later fragments are judged as their first */
 	whole.src = fresh;
 	assert_int_equal(hook_passed(skel, tc, T0, &whole, 5), 2);
-	later.src = fresh_frag;
-	assert_int_equal(hook_passed(skel, tc, T0, &later, 5), 3);
+	first.src = later.src = fresh_frag;
+	assert_int_equal(hook_passed(skel, tc, T0, &first, 1), 1);
+	assert_int_equal(hook_passed(skel, tc, T0, &later, 4), 1);
 }
 
 FG_PROG_TEST(test_vlan_stacks_meet_lists_bans_policies)
@@ -216,5 +220,106 @@ FG_PROG_TEST(test_long_ipv6_chains_parsed_at_both_hooks)
 	assert_int_equal(hook_passed(skel, false, T0, &chain, 5), 2);
 	assert_int_equal(global_stats(skel).malformed, 0);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 10);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The fragments of one datagram: first (offset 0, more follow), middle,
+ * last; `pad` payload bytes each after a UDP-sized first chunk. */
+static void datagram_fragments(const struct pkt_spec *base, uint32_t id, struct pkt_spec frags[3])
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint16_t offset = i * (8 + base->pad) / 8; /* in 8-byte units */
+
+		frags[i] = *base;
+		frags[i].frag_id = id;
+		if (base->family == 4) {
+			frags[i].frag_off = offset | (i < 2 ? 0x2000 : 0);
+		} else {
+			frags[i].n_ext = 1;
+			frags[i].ext[0] = 44;
+			frags[i].ext_frag = offset << 3 | (i < 2 ? 1 : 0);
+			/* later fragments: whatever their header says, the
+			 * kernel reassembles them by the first's */
+			if (i)
+				frags[i].proto = 59;
+		}
+	}
+}
+
+static const char fragment_config[] =
+	"[policy bytes]\nmatch = udp dport 9\nrate = 1000B/min\nburst = 2500B\n"
+	"[policy any]\nmatch = any\nrate = 1/min\nburst = 1000\n";
+
+/* A byte policy with `dport` charges every fragment of a datagram as its
+ * first: three 1042-byte fragments spend 3126 bytes (the third is over a
+ * 2500-byte burst), not the first's 1042. IPv4 and IPv6, at both hooks. */
+FG_PROG_TEST(test_fragments_charged_as_their_first)
+{
+	struct floodgate_bpf *skel = load_sized(fragment_config, FG_SKEL_EVERY_PROG, 0, 0, false);
+	struct pkt_spec base = {.proto = IPPROTO_UDP, .dport = 9, .pad = 1000}, frags[3];
+	char src[64];
+	uint8_t buf[PKT_BUF_SIZE];
+	size_t lens = 0;
+	int family, tc, i, passed, rounds = 0;
+
+	for (family = 4; family <= 6; family += 2)
+		for (tc = 0; tc < 2; tc++, rounds++) {
+			base.family = family;
+			snprintf(src, sizeof(src), family == 4 ? "10.12.0.%d" : "2001:db8:12:%d::1",
+				 tc + 1);
+			base.src = src;
+			datagram_fragments(&base, 1000 + rounds, frags);
+			for (i = passed = 0; i < 3; i++) {
+				passed += hook_passed(skel, tc, T0, &frags[i], 1);
+				lens += build_packet(buf, &frags[i]);
+			}
+			assert_int_equal(passed, 2);
+		}
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 3 * rounds);
+	assert_int_equal(policy_stats(skel, 0).matched_bytes, lens);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, rounds);
+	assert_int_equal(global_stats(skel).fragment_orphans, 0);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A later fragment whose first floodgate has not seen (out of order, or
+ * spoofed) would escape the port policies (reversed, a datagram spent one
+ * fragment's bytes): it is dropped while a TCP or UDP policy matches on
+ * ports, counted in fragment_orphans. Its first fragment, arriving after
+ * it, is judged as usual. Without such a policy it meets the port-less
+ * ones, as ever. */
+FG_PROG_TEST(test_orphan_fragments_dropped_under_port_policies)
+{
+	struct floodgate_bpf *skel = load_with(fragment_config);
+	struct pkt_spec base = {.src = "10.12.1.1", .proto = IPPROTO_UDP, .dport = 9, .pad = 1000};
+	struct pkt_spec frags[3], frags6[3],
+		icmp = {.family = 4,
+			.src = "10.12.1.2",
+			.proto = IPPROTO_ICMP,
+			.frag_off = 0x2000 | 200};
+	int family;
+
+	for (family = 4; family <= 6; family += 2) {
+		base.family = family;
+		if (family == 6)
+			base.src = "2001:db8:12:9::1";
+		datagram_fragments(&base, 77, family == 4 ? frags : frags6);
+	}
+	assert_int_equal(xdp_passed(skel, T0, &frags[2], 1), 0);
+	assert_int_equal(xdp_passed(skel, T0, &frags[1], 1), 0);
+	assert_int_equal(xdp_passed(skel, T0, &frags6[2], 1), 0);
+	assert_int_equal(xdp_passed(skel, T0, &frags[0], 1), 1);
+	assert_int_equal(global_stats(skel).fragment_orphans, 3);
+	/* IPv4 carries its protocol in every fragment: no port policy can
+	 * match an ICMP datagram, whose orphans pass */
+	assert_int_equal(xdp_passed(skel, T0, &icmp, 1), 1);
+	/* without a port policy, orphans meet the port-less policies */
+	assert_int_equal(push_config(skel, "[policy udp]\nmatch = udp\nrate = 1/min\nburst = 2\n"),
+			 0);
+	frags[2].frag_id = 78;
+	assert_int_equal(xdp_passed(skel, T0, &frags[2], 3), 2);
+	assert_int_equal(global_stats(skel).fragment_orphans, 3);
 	floodgate_bpf__destroy(skel);
 }

@@ -37,6 +37,7 @@ struct pkt_spec {
 	uint16_t ext_frag; /* IPv6 fragment header's offset field, host order */
 	uint16_t ext_size; /* bytes of each other extension header (a multiple of
 			    * 8, at most 2048); 0 means 8 */
+	uint32_t frag_id;  /* IPv4 identification (16 bits) or IPv6 fragment id */
 };
 
 /* Bytes of extension header i of the spec. */
@@ -96,7 +97,10 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 			if (s->ext[i] == 44) { /* fragment: the offset field, no length */
 				uint16_t off = htons(s->ext_frag);
 
+				uint32_t id = htonl(s->frag_id);
+
 				memcpy(p + 2, &off, 2);
+				memcpy(p + 4, &id, 4);
 			} else {
 				p[1] = ext_header_size(s, i) / 8 - 1;
 			}
@@ -113,6 +117,7 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 		ip->ttl = 64;
 		ip->protocol = s->proto;
 		ip->frag_off = htons(s->frag_off);
+		ip->id = htons(s->frag_id);
 		if (ihl > 5) /* NOP options */
 			memset(p + sizeof(*ip), 1, ihl * 4 - sizeof(*ip));
 		inet_pton(AF_INET, s->src, &ip->saddr);

@@ -127,13 +127,18 @@ FG_PROG_TEST_WITH(test_global_key_and_fragments, policies)
 	assert_int_equal(xdp_passed(skel, T0, &ping, 3), 3);
 	assert_int_equal(xdp_passed(skel, T0, &ping2, 3), 1);
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &ping2, 3), 1);
-	/* a later fragment has no ports: not ssh's, the default's (burst 10) */
-	assert_int_equal(xdp_passed(skel, T0, &frag, 12), 10);
+	/* a later fragment has no ports: its first unseen, it is dropped
+	 * (ssh matches on ports), before any layer */
+	assert_int_equal(xdp_passed(skel, T0, &frag, 12), 0);
 	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 0);
 	/* the 5 pings that passed the ping layer met the default layer too */
-	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 5 + 12);
+	assert_int_equal(policy_stats(skel, P_DEFAULT).matched_packets, 5);
 	assert_int_equal(xdp_passed(skel, T0, &first, 8), 5);
 	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 8);
+	/* a later fragment of that datagram is ssh's, as its first */
+	frag.src = first.src;
+	assert_int_equal(xdp_passed(skel, T0, &frag, 2), 0);
+	assert_int_equal(policy_stats(skel, P_SSH).matched_packets, 10);
 }
 
 FG_PROG_TEST(test_sport_syn_and_port_keys)
