@@ -163,7 +163,7 @@ static __always_inline int fg_charge_word(void *map, const void *map_key,
 		int admitted;
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(key, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
 			return FG_NO_BUDGET;
 		admitted = fg_decide_word(policy, 0, now, cost, &new_state);
 		if (admitted)
@@ -249,7 +249,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		struct fg_window_entry fresh = {.last_seen_ns = now};
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(key, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&windows, key, &fresh);
 		if (!err)
@@ -296,7 +296,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 		if (!fresh)
 			return -1;
-		if (budgeted && !fg_budget_allows(key, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&logs, key, fresh);
 		if (!err)

@@ -227,4 +227,22 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } fleet_state SEC(".maps");
 
+/* The sightings the new-source reserve asks for now (fg_reserve_guard),
+ * per CPU; not pinned: a restart starts again from the minimum. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_reserve_guard);
+} reserve_guard SEC(".maps");
+
+/* Each address's share of the new-source budget under per = src/N+dport
+ * (fg_address_share), per CPU; not pinned, like `recent_sources`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_ADDRESS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_address_share);
+} address_shares SEC(".maps");
+
 #endif /* FG_MAPS_H */
