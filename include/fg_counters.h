@@ -46,7 +46,9 @@
 	X(events_suppressed, "events_suppressed_total",                                            \
 	  "Datapath events not emitted: over the events rate, or the ring was full.")              \
 	X(fleet_held, "fleet_held_packets_total",                                                  \
-	  "Packets of scope = fleet policies refused because the fleet holds their key.")
+	  "Packets of scope = fleet policies refused because the fleet holds their key.")                                                                            \
+	X(sources_promoted, "sources_promoted_total",                                              \
+	  "IPv4 sources known long enough moved to the table a flood cannot churn (known4).")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

@@ -99,7 +99,8 @@ struct fg_source_state {
 	__u32 dropped;	 /* packets refused (would-drop under monitor), sampled:
 			  * one refusal in 64 adds 64, so a refusal rarely
 			  * writes the shared state; exact counts are in
-			  * policy_stats. Bit 0 is FG_DROPPED_REFUSING. */
+			  * policy_stats. Bit 0 is FG_DROPPED_REFUSING, bits
+			  * 1-5 the creation time (FG_DROPPED_BORN_MASK). */
 };
 
 /* Bit 0 of every sampled `dropped` count (which only ever grows by 64): the
@@ -109,6 +110,28 @@ struct fg_source_state {
 #define FG_DROPPED_REFUSING 1U
 #define FG_DROPPED_COUNT    (~63U)
 #define FG_LAST_SEEN_SHIFT  30
+
+/* Bits 1-5 of `dropped` in `sources4`: the time unit (now >>
+ * FG_LAST_SEEN_SHIFT, ~1.07 s) the entry was created in, mod 32. A source
+ * that meets its entry FG_KNOWN_AFTER units or more after that moves to
+ * `known4`, where a flood that turns `sources4` over cannot evict it; an
+ * age past 31 reads mod 32, which only delays the move. Kept in `dropped`
+ * so that the entry stays 16 bytes (96 B a tracked IPv4 source). */
+#define FG_DROPPED_BORN_SHIFT 1
+#define FG_DROPPED_BORN_MASK  (31U << FG_DROPPED_BORN_SHIFT)
+#define FG_KNOWN_AFTER	      2
+
+static inline __u32 fg_born_bits(__u64 now)
+{
+	return ((__u32)(now >> FG_LAST_SEEN_SHIFT) << FG_DROPPED_BORN_SHIFT) & FG_DROPPED_BORN_MASK;
+}
+
+static inline int fg_known_long_enough(__u32 dropped, __u64 now)
+{
+	__u32 born = (dropped & FG_DROPPED_BORN_MASK) >> FG_DROPPED_BORN_SHIFT;
+
+	return (((__u32)(now >> FG_LAST_SEEN_SHIFT) - born) & 31) >= FG_KNOWN_AFTER;
+}
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
 
