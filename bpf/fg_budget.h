@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The new-source budget: how fast each CPU may create per-source entries,
- * with half of it kept for sources seen twice. Part of
+ * with half of it kept for sources seen again, and each address's share of
+ * it under per = src/N+dport. Part of
  * bpf/floodgate.bpf.c, which includes it after fg_maps.h and fg_events.h.
  */
 #ifndef FG_BUDGET_H
@@ -19,33 +20,119 @@ static __always_inline __u32 fg_key_hash(const struct fg_source_key *key)
 	return hash | 1;
 }
 
-/* Has this CPU turned the unknown key away recently? If not, remember it,
- * evicting the older of its set. A spoofed flood of R packets a second per
- * CPU keeps a source in memory for about FG_RECENT_SETS / R seconds: two
- * more misses in its set evict it (docs in README, Flood resilience). */
-static __always_inline int fg_seen_before(const struct fg_source_key *key)
+/* How many times has this CPU turned the unknown key away, this time
+ * included? Remembers it in way 0 of its set, moving the other way's entry
+ * to way 1 (and evicting that way's). A spoofed flood of R packets a
+ * second per CPU keeps a source in memory for about FG_RECENT_SETS / R
+ * seconds: two more misses in its set evict it, while a source that keeps
+ * sending keeps its place (docs in README, Flood resilience). */
+static __always_inline __u32 fg_sightings(const struct fg_source_key *key)
 {
-	__u32 zero = 0, hash = fg_key_hash(key), set = hash >> 20;
+	__u32 zero = 0, hash = fg_key_hash(key), set = hash >> 20, tag = hash & ~FG_SIGHTINGS_MASK;
 	struct fg_recent_sources *recent = bpf_map_lookup_elem(&recent_sources, &zero);
+	__u32 way0, way1, seen = 0;
 
 	_Static_assert(FG_RECENT_SETS == 1 << 12, "set = the hash's top 12 bits");
 	if (!recent)
-		return 0;
-	if (recent->hash[set][0] == hash || recent->hash[set][1] == hash)
 		return 1;
-	recent->hash[set][1] = recent->hash[set][0];
-	recent->hash[set][0] = hash;
+	way0 = recent->hash[set][0];
+	way1 = recent->hash[set][1];
+	if ((way0 & ~FG_SIGHTINGS_MASK) == tag)
+		seen = way0 & FG_SIGHTINGS_MASK;
+	else if ((way1 & ~FG_SIGHTINGS_MASK) == tag)
+		seen = way1 & FG_SIGHTINGS_MASK;
+	else
+		recent->hash[set][1] = way0;
+	if (seen && (way0 & ~FG_SIGHTINGS_MASK) != tag) /* a hit in way 1: swap */
+		recent->hash[set][1] = way0;
+	if (seen < FG_SIGHTINGS_MAX)
+		seen++;
+	recent->hash[set][0] = tag | seen;
+	return seen;
+}
+
+/* The sightings a source needs to spend the reserve, relaxed by one for
+ * each FG_RESERVE_CONTEST_NS since the bar last moved. */
+static __always_inline __u32 fg_sightings_needed(struct fg_reserve_guard *guard, __u64 now)
+{
+	if (guard->sightings > FG_SIGHTINGS_MIN &&
+	    now - guard->raised_ns >= FG_RESERVE_CONTEST_NS) {
+		guard->sightings--;
+		guard->raised_ns = now;
+	}
+	return guard->sightings > FG_SIGHTINGS_MIN ? guard->sightings : FG_SIGHTINGS_MIN;
+}
+
+/* May a source turned away by the upper half spend the reserve (the whole
+ * bucket)? Only once it has been seen as many times as the guard asks. A
+ * source at exactly the bar that finds the reserve spent raises the bar
+ * (struct fg_reserve_guard says why that shuts out spoofers, not clients). */
+static __always_inline int fg_reserve_allows(const struct fg_source_key *key,
+					     const struct fg_budget *budget, __u64 now, __u64 *tat)
+{
+	struct fg_reserve_guard *guard;
+	__u32 zero = 0, seen = fg_sightings(key), needed;
+
+	if (seen < FG_SIGHTINGS_MIN)
+		return 0;
+	guard = bpf_map_lookup_elem(&reserve_guard, &zero);
+	if (!guard)
+		return 0;
+	needed = fg_sightings_needed(guard, now);
+	if (seen < needed)
+		return 0;
+	if (fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, tat))
+		return 1;
+	if (seen == needed && needed < FG_SIGHTINGS_MAX) {
+		guard->sightings = needed + 1;
+		guard->raised_ns = now;
+	}
 	return 0;
+}
+
+/* Under per = src/N+dport: may this key's address create one more key? It
+ * may take 1 / 2^FG_ADDRESS_SHARE_SHIFT of the budget's rate and burst (at
+ * least one key), in its own GCRA in `address_shares`. */
+static __always_inline int fg_address_share_allows(const struct fg_source_key *key,
+						   const struct fg_budget *budget, __u64 now)
+{
+	struct fg_source_key address = *key;
+	struct fg_gcra_params share = budget->gcra;
+	struct fg_address_share *slot;
+	__u32 hash, index;
+	__u64 tat;
+
+	address.dport = 0;
+	hash = fg_key_hash(&address);
+	index = hash & (FG_ADDRESS_SLOTS - 1);
+	slot = bpf_map_lookup_elem(&address_shares, &index);
+	if (!slot)
+		return 1;
+	if (share.interval_fp <= ~0ULL >> (FG_ADDRESS_SHARE_SHIFT + 1))
+		share.interval_fp <<= FG_ADDRESS_SHARE_SHIFT;
+	share.tolerance_ns >>= FG_ADDRESS_SHARE_SHIFT;
+	if (share.tolerance_ns < fg_gcra_cost_ns(share.interval_fp, 1))
+		share.tolerance_ns = fg_gcra_cost_ns(share.interval_fp, 1);
+	if (slot->tag != hash) {
+		slot->tag = hash;
+		slot->tat_ns = 0;
+	}
+	if (!fg_gcra_admit(&share, slot->tat_ns, now, 1, &tat))
+		return 0;
+	slot->tat_ns = tat;
+	return 1;
 }
 
 /* May this CPU create one more per-source entry now? Per-CPU state, so no
  * atomics; only unknown sources ever get here. A source seen for the first
  * time may only spend the upper half of the bucket: the lower half is kept
- * for sources seen twice, so a spoofed flood (whose sources never repeat)
- * cannot starve a real new source, which repeats at once. With a per-CPU
- * burst of one there is no half to keep. The first refusal after an
+ * for sources seen again (fg_reserve_allows), so a spoofed flood cannot
+ * starve a real new source, which repeats at once. With a per-CPU burst of
+ * one there is no half to keep. Under per = src/N+dport (`by_port`) an
+ * address may also spend only its share. The first refusal after an
  * allowance emits an event about the source that found the budget spent. */
-static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u64 now)
+static __always_inline int fg_budget_allows(const struct fg_source_key *key, bool by_port,
+					    __u64 now)
 {
 	__u32 zero = 0;
 	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
@@ -57,8 +144,9 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, __u
 	limit = budget->gcra;
 	if (limit.tolerance_ns / 2 >= fg_gcra_cost_ns(limit.interval_fp, 1))
 		limit.tolerance_ns /= 2;
-	if (fg_gcra_admit(&limit, budget->tat_ns, now, 1, &tat) ||
-	    (fg_seen_before(key) && fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, &tat))) {
+	if ((fg_gcra_admit(&limit, budget->tat_ns, now, 1, &tat) ||
+	     fg_reserve_allows(key, budget, now, &tat)) &&
+	    (!by_port || fg_address_share_allows(key, budget, now))) {
 		budget->tat_ns = tat;
 		if (budget->exhausted)
 			budget->exhausted = 0;

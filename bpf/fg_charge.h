@@ -141,49 +141,16 @@ static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 		*last_seen_ns = now;
 }
 
-/* Charges `cost` to a one-word state in `map` (sources4, sources or
- * host_sources) with compare-and-swap. `map_key` is the key in the map's
- * own layout; `key` the full one, for the budget and events. Returns 1 if
- * admitted, 0 if refused, and -1 if no state could be created (table
- * full). Inlined at each call site with a constant map, so each lookup
- * stays one the verifier can inline: a map chosen at run time would cost
- * every policy a helper call. */
-static __always_inline int fg_charge_word(void *map, const void *map_key,
-					  const struct fg_policy *policy, int budgeted,
-					  const struct fg_source_key *key, __u64 now, __u64 cost,
-					  struct fg_global_stats *gstats, __u64 *refused_state)
+/* Charges `cost` to a one-word state that exists, with compare-and-swap.
+ * Returns 1 if admitted, 0 if refused. */
+static __always_inline int fg_charge_state(struct fg_source_state *state,
+					   const struct fg_policy *policy,
+					   const struct fg_source_key *key, __u64 now, __u64 cost,
+					   struct fg_global_stats *gstats, __u64 *refused_state)
 {
-	struct fg_source_state *state;
 	__u64 new_state = 0;
 	int i;
 
-	state = bpf_map_lookup_elem(map, map_key);
-	if (!state) {
-		struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT};
-		int admitted;
-		int err; /* int: see fg_ban */
-
-		if (budgeted && !fg_budget_allows(key, now))
-			return FG_NO_BUDGET;
-		admitted = fg_decide_word(policy, 0, now, cost, &new_state);
-		if (admitted)
-			fresh.tat_ns = new_state;
-		else
-			fresh.dropped = FG_DROPPED_REFUSING;
-		err = fg_insert_state(map, map_key, &fresh);
-		if (!err) {
-			gstats->sources_created++;
-			if (!admitted)
-				fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
-			return admitted;
-		}
-		/* Another CPU created it first: charge the state it made. */
-		if (err != -EEXIST || !(state = bpf_map_lookup_elem(map, map_key))) {
-			gstats->insert_failed++;
-			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
-			return -1;
-		}
-	}
 	/* Written only when it changes, about once a second. */
 	if (state->last_seen != (__u32)(now >> FG_LAST_SEEN_SHIFT))
 		state->last_seen = now >> FG_LAST_SEEN_SHIFT;
@@ -218,6 +185,72 @@ static __always_inline int fg_charge_word(void *map, const void *map_key,
 	return 0;
 }
 
+/* Returned by fg_find_or_create when the key has state: *found points to
+ * it, and the caller charges it. */
+#define FG_FOUND 2
+
+/* Finds a key's one-word state in `map` (sources4, sources or
+ * host_sources), or creates it and charges the packet to it. `map_key` is
+ * the key in the map's own layout; `key` the full one, for the budget and
+ * events. Returns FG_FOUND, or for a key that had no state 1 if admitted, 0
+ * if refused, FG_NO_BUDGET, and -1 if no state could be created (table
+ * full). Inlined at each call site with a constant map, so each lookup
+ * stays one the verifier can inline: a map chosen at run time would cost
+ * every policy a helper call. */
+static __always_inline int fg_find_or_create(void *map, const void *map_key,
+					     const struct fg_policy *policy, int budgeted,
+					     const struct fg_source_key *key, __u64 now, __u64 cost,
+					     struct fg_global_stats *gstats,
+					     struct fg_source_state **found)
+{
+	struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT,
+					.dropped = fg_born_bits(now)};
+	__u64 new_state = 0;
+	int admitted;
+	int err; /* int: see fg_ban */
+
+	*found = bpf_map_lookup_elem(map, map_key);
+	if (*found)
+		return FG_FOUND;
+	if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
+		return FG_NO_BUDGET;
+	admitted = fg_decide_word(policy, 0, now, cost, &new_state);
+	if (admitted)
+		fresh.tat_ns = new_state;
+	else
+		fresh.dropped |= FG_DROPPED_REFUSING;
+	err = fg_insert_state(map, map_key, &fresh);
+	if (!err) {
+		gstats->sources_created++;
+		if (!admitted)
+			fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
+		return admitted;
+	}
+	/* Another CPU created it first: charge the state it made. */
+	if (err != -EEXIST || !(*found = bpf_map_lookup_elem(map, map_key))) {
+		gstats->insert_failed++;
+		fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+		return -1;
+	}
+	return FG_FOUND;
+}
+
+/* Charges `cost` to a one-word state in `map`, created if need be: 1 if
+ * admitted, 0 if refused, FG_NO_BUDGET or -1 (fg_find_or_create). */
+static __always_inline int fg_charge_word(void *map, const void *map_key,
+					  const struct fg_policy *policy, int budgeted,
+					  const struct fg_source_key *key, __u64 now, __u64 cost,
+					  struct fg_global_stats *gstats, __u64 *refused_state)
+{
+	struct fg_source_state *state;
+	int found =
+		fg_find_or_create(map, map_key, policy, budgeted, key, now, cost, gstats, &state);
+
+	if (found != FG_FOUND || !state)
+		return found;
+	return fg_charge_state(state, policy, key, now, cost, gstats, refused_state);
+}
+
 /* The lock stripe that guards a key's multi-word state. The verifier lets
  * a program touch other map values while it holds a lock, so one array of
  * locks serves the LRU maps, which cannot hold a lock themselves. */
@@ -249,7 +282,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		struct fg_window_entry fresh = {.last_seen_ns = now};
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(key, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&windows, key, &fresh);
 		if (!err)
@@ -296,7 +329,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 		if (!fresh)
 			return -1;
-		if (budgeted && !fg_budget_allows(key, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&logs, key, fresh);
 		if (!err)
@@ -324,14 +357,34 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	return admitted;
 }
 
-/* An IPv4 source's one-word state, in `sources4`. A token_bucket or
- * leaky_bucket source that this CPU has just refused is refused again from
- * the `refusals` cache, without the table lookup (what that saves a
- * refusal: docs/benchmarks.md, "Figures behind the code's comments"),
- * except for the one refusal in FG_DROP_SAMPLE that the per-source count
- * samples: that one, and any after FG_REFUSAL_REFRESH_NS, looks the state
- * up, which keeps its drop count, last_seen and LRU recency, and refreshes
- * the cache. */
+/* Moves a source known long enough from `sources4` to `known4`, with its
+ * state: there a flood that turns `sources4` over cannot evict it, nor hand
+ * it a fresh burst. A charge another CPU makes to the old copy while it
+ * moves is lost: at most one packet a CPU, once in a source's life. */
+static __always_inline void fg_promote(const struct fg_source4_key *key4,
+				       const struct fg_source_state *state,
+				       struct fg_global_stats *gstats)
+{
+	struct fg_source_state copy = *state;
+	int err = bpf_map_update_elem(&known4, key4, &copy, BPF_NOEXIST); /* int: see fg_ban */
+
+	if (err && err != -EEXIST)
+		return;
+	bpf_map_delete_elem(&sources4, key4);
+	if (!err)
+		gstats->sources_promoted++;
+}
+
+/* An IPv4 source's one-word state: in `known4` once the source has been
+ * known for FG_KNOWN_AFTER, else in `sources4` (one lookup more for them,
+ * none for a known source). A token_bucket or leaky_bucket source that
+ * this CPU has just refused is refused again from the `refusals` cache,
+ * without the table lookups (what that saves a refusal:
+ * docs/benchmarks.md, "Figures behind the code's comments"), except for
+ * the one refusal in FG_DROP_SAMPLE that the per-source count samples:
+ * that one, and any after FG_REFUSAL_REFRESH_NS, looks the state up, which
+ * keeps its drop count, last_seen and LRU recency, and refreshes the
+ * cache. */
 static __always_inline int fg_charge_source4(const struct fg_policy *policy, int budgeted,
 					     const struct fg_source_key *key, __u64 now, __u64 cost,
 					     struct fg_global_stats *gstats)
@@ -341,14 +394,25 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	const bool cached = policy->algorithm != FG_ALG_FIXED_WINDOW && fg_refusal_churn_limit &&
 			    !fg_test_naive_update;
 	struct fg_source4_key key4 = fg_source4_key_of(key);
+	struct fg_source_state *state;
 	__u64 refused_state = 0;
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
 	    fg_refusal_cached(&key4, now, cost, gcra->interval_fp, gcra->tolerance_ns))
 		return 0;
-	admitted = fg_charge_word(&sources4, &key4, policy, budgeted, key, now, cost, gstats,
-				  &refused_state);
+	state = bpf_map_lookup_elem(&known4, &key4);
+	if (state) {
+		admitted = fg_charge_state(state, policy, key, now, cost, gstats, &refused_state);
+	} else {
+		admitted = fg_find_or_create(&sources4, &key4, policy, budgeted, key, now, cost,
+					     gstats, &state);
+		if (admitted != FG_FOUND || !state)
+			return admitted;
+		admitted = fg_charge_state(state, policy, key, now, cost, gstats, &refused_state);
+		if (fg_known_long_enough(state->dropped, now))
+			fg_promote(&key4, state, gstats);
+	}
 	if (cached && admitted == 0 && refused_state)
 		fg_refusal_note(&key4, refused_state, now);
 	return admitted;

@@ -275,4 +275,33 @@ struct {
 	__type(value, struct fg_fragment_scratch);
 } fragment_scratch SEC(".maps");
 
+/* The sightings the new-source reserve asks for now (fg_reserve_guard),
+ * per CPU; not pinned: a restart starts again from the minimum. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_reserve_guard);
+} reserve_guard SEC(".maps");
+
+/* Each address's share of the new-source budget under per = src/N+dport
+ * (fg_address_share), per CPU; not pinned, like `recent_sources`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FG_ADDRESS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct fg_address_share);
+} address_shares SEC(".maps");
+
+/* IPv4 sources known for a while (FG_KNOWN_AFTER), moved out of
+ * `sources4`: only such moves insert here, so a flood of new sources, which
+ * turns `sources4` over, cannot evict them (include/floodgate_state.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_DEFAULT_MAX_SOURCES / 2); /* resized from max_sources */
+	__type(key, struct fg_source4_key);
+	__type(value, struct fg_source_state);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} known4 SEC(".maps");
+
 #endif /* FG_MAPS_H */

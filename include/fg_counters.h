@@ -48,7 +48,9 @@
 	X(fleet_held, "fleet_held_packets_total",                                                  \
 	  "Packets of scope = fleet policies refused because the fleet holds their key.")          \
 	X(fragment_orphans, "fragment_orphans_total",                                              \
-	  "Later fragments whose first was not seen, dropped because a policy matches on ports.")
+	  "Later fragments whose first was not seen, dropped because a policy matches on ports.")   \
+	X(sources_promoted, "sources_promoted_total",                                              \
+	  "IPv4 sources known long enough moved to the table a flood cannot churn (known4).")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

@@ -99,7 +99,8 @@ struct fg_source_state {
 	__u32 dropped;	 /* packets refused (would-drop under monitor), sampled:
 			  * one refusal in 64 adds 64, so a refusal rarely
 			  * writes the shared state; exact counts are in
-			  * policy_stats. Bit 0 is FG_DROPPED_REFUSING. */
+			  * policy_stats. Bit 0 is FG_DROPPED_REFUSING, bits
+			  * 1-5 the creation time (FG_DROPPED_BORN_MASK). */
 };
 
 /* Bit 0 of every sampled `dropped` count (which only ever grows by 64): the
@@ -109,6 +110,28 @@ struct fg_source_state {
 #define FG_DROPPED_REFUSING 1U
 #define FG_DROPPED_COUNT    (~63U)
 #define FG_LAST_SEEN_SHIFT  30
+
+/* Bits 1-5 of `dropped` in `sources4`: the time unit (now >>
+ * FG_LAST_SEEN_SHIFT, ~1.07 s) the entry was created in, mod 32. A source
+ * that meets its entry FG_KNOWN_AFTER units or more after that moves to
+ * `known4`, where a flood that turns `sources4` over cannot evict it; an
+ * age past 31 reads mod 32, which only delays the move. Kept in `dropped`
+ * so that the entry stays 16 bytes (96 B a tracked IPv4 source). */
+#define FG_DROPPED_BORN_SHIFT 1
+#define FG_DROPPED_BORN_MASK  (31U << FG_DROPPED_BORN_SHIFT)
+#define FG_KNOWN_AFTER	      2
+
+static inline __u32 fg_born_bits(__u64 now)
+{
+	return ((__u32)(now >> FG_LAST_SEEN_SHIFT) << FG_DROPPED_BORN_SHIFT) & FG_DROPPED_BORN_MASK;
+}
+
+static inline int fg_known_long_enough(__u32 dropped, __u64 now)
+{
+	__u32 born = (dropped & FG_DROPPED_BORN_MASK) >> FG_DROPPED_BORN_SHIFT;
+
+	return (((__u32)(now >> FG_LAST_SEEN_SHIFT) - born) & 31) >= FG_KNOWN_AFTER;
+}
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
 
@@ -174,14 +197,48 @@ struct fg_budget {
 /* The same per-CPU GCRA, in the `event_budget` array, caps the events the
  * datapath emits (config key `events`); interval_fp 0 = events off. */
 
-/* Value of the one-entry per-CPU `recent_sources` array: hashes of the
- * unknown sources the new-source budget recently turned away, in 2-way sets
- * (the newer in way 0). A source found here is seen a second time, and may
- * spend the half of the budget that sources seen once may not: random
- * spoofed sources almost never come back, a real one does at once. */
-#define FG_RECENT_SETS 4096
+/* Value of the one-entry per-CPU `recent_sources` array: the unknown
+ * sources the new-source budget recently turned away, in 2-way sets (the
+ * more recently seen in way 0), each a tag (the key's hash less its low
+ * bits) and how many times it was turned away, 1..FG_SIGHTINGS_MAX. A
+ * source seen often enough (struct fg_reserve_guard) may spend the half of
+ * the budget that sources seen once may not: random spoofed sources almost
+ * never come back, a real one does at once. */
+#define FG_RECENT_SETS	  4096
+#define FG_SIGHTINGS_MASK 7U
+#define FG_SIGHTINGS_MAX  FG_SIGHTINGS_MASK
 struct fg_recent_sources {
-	__u32 hash[FG_RECENT_SETS][2]; /* 0 = empty; a stored hash is odd */
+	__u32 hash[FG_RECENT_SETS][2]; /* tag | sightings; 0 = empty */
+};
+
+/* Value of the one-entry per-CPU `reserve_guard` array: how many sightings
+ * a source needs to spend the reserve. It starts at FG_SIGHTINGS_MIN and
+ * rises by one each time a source with exactly that many finds the reserve
+ * spent: spoofed sources each sent k times then all arrive at k, and are
+ * shut out once the bar is k + 1, while a real client that keeps sending
+ * passes every level on its way up. It falls back by one for every
+ * FG_RESERVE_CONTEST_NS without such a refusal. */
+#define FG_SIGHTINGS_MIN      2
+#define FG_RESERVE_CONTEST_NS (1ULL << 30)
+struct fg_reserve_guard {
+	__u64 raised_ns; /* when the bar last moved */
+	__u32 sightings; /* the bar; 0 until first raised, read as FG_SIGHTINGS_MIN */
+	__u32 pad;
+};
+
+/* Entry of the per-CPU `address_shares` array, direct-mapped by a hash of
+ * the source address: under per = src/N+dport each port of an address is
+ * a key of its own, so one address may create keys only within its share
+ * of the new-source budget (1 / 2^FG_ADDRESS_SHARE_SHIFT of its rate and
+ * burst, at least one key). An address that takes the slot of another
+ * starts with a full share: the two are then two of many addresses, which
+ * the budget itself bounds. */
+#define FG_ADDRESS_SHARE_SHIFT 4
+#define FG_ADDRESS_SLOTS       1024
+struct fg_address_share {
+	__u32 tag; /* the address hash, | 1; 0 = empty */
+	__u32 pad;
+	__u64 tat_ns;
 };
 
 /* Entry of the per-CPU `refusals` array, a direct-mapped cache of IPv4
@@ -228,5 +285,7 @@ _Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_recent_sources) <= 32768,
 	       "fg_recent_sources: the kernel's largest per-CPU value");
 _Static_assert(sizeof(struct fg_refusal) == 40, "fg_refusal");
+_Static_assert(sizeof(struct fg_reserve_guard) == 16, "fg_reserve_guard");
+_Static_assert(sizeof(struct fg_address_share) == 16, "fg_address_share");
 
 #endif /* FLOODGATE_STATE_H */

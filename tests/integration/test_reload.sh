@@ -18,7 +18,7 @@ TUNE_BURST=20
 # Every map floodgate pins (user/maps/pinned.c, fg_pinned_maps[]).
 PINNED_MAPS="access_lists bans dport_match event_budget events fleet_counts fleet_holds host_sources
 fleet_state global_stats logs new_source_budget policy_sets policy_stats runtime sources sources4 sport_match
-src_match windows"
+src_match windows own_addrs known4"
 
 # write_config FILE TUNE_RATE WITH_GONE [GLOBAL_LINE]
 write_config() {
@@ -80,16 +80,18 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# policy_entries NAME: entries of `sources4` (the lab's sources are IPv4)
-# that belong to policy NAME (a token_bucket policy: its id is the FNV-1a
-# hash of its name).
+# policy_entries NAME: entries of `sources4` and `known4` (the lab's sources
+# are IPv4) that belong to policy NAME (a token_bucket policy: its id is the
+# FNV-1a hash of its name).
 policy_entries() {
-	bpftool -j map dump pinned "$PIN/sources4" | python3 -c '
+	python3 -c '
 import json, sys
 h = 2166136261
 for c in sys.argv[1].encode():
     h = ((h ^ c) * 16777619) & 0xffffffff
-print(sum(1 for e in json.load(sys.stdin) if e["formatted"]["key"]["policy_id"] == h))' "$1"
+print(sum(1 for path in sys.argv[2:] for e in json.load(open(path))
+          if e["formatted"]["key"]["policy_id"] == h))' "$1" \
+		<(bpftool -j map dump pinned "$PIN/sources4") <(bpftool -j map dump pinned "$PIN/known4")
 }
 
 generation() {
@@ -101,6 +103,7 @@ pinned_state() {
 	bpftool map dump pinned "$PIN/runtime"
 	bpftool map dump pinned "$PIN/policy_sets" | md5sum
 	bpftool map dump pinned "$PIN/sources4" | md5sum
+	bpftool map dump pinned "$PIN/known4" | md5sum
 	bpftool map dump pinned "$PIN/sources" | md5sum
 	bpftool net show dev fgA
 }

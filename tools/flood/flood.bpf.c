@@ -51,6 +51,7 @@ const volatile __u8 cfg_family = 4;    /* 4 or 6 */
 const volatile __u8 cfg_proto = 17;    /* IPPROTO_UDP or IPPROTO_TCP */
 const volatile __u8 cfg_src_mode = 0;  /* enum flood_src_mode */
 const volatile __u32 cfg_nsrc = 1;     /* sources in SEQ/SHUFFLE mode */
+const volatile __u32 cfg_repeat = 1;   /* frames in a row from each source */
 const volatile __u32 cfg_src_low = 0;  /* host order: the IPv4 base or the IPv6 low 32 bits */
 const volatile __u32 cfg_src_be[4];    /* base source, network order (IPv4: [0]) */
 const volatile __u32 cfg_rand_mask[4]; /* RANDOM: host bits, network order */
@@ -127,6 +128,7 @@ int flood_xdp(struct xdp_md *ctx)
 	void *meta = (void *)(long)ctx->data_meta;
 	__u32 cpu = bpf_get_smp_processor_id();
 	__u32 idx = 0, pos, l4_off, w, i;
+	int repeat = 0;
 	__u64 l4_sum = cfg_l4_sum;
 	struct flood_slot *s;
 	__u64 seq;
@@ -139,7 +141,13 @@ int flood_xdp(struct xdp_md *ctx)
 	s = &slots[cpu];
 	seq = s->seq++;
 	pos = s->pos;
-	s->pos = pos + 1 >= cfg_nsrc ? 0 : pos + 1;
+	if (s->repeats_left) {
+		s->repeats_left--;
+		repeat = 1;
+	} else {
+		s->repeats_left = cfg_repeat - 1;
+		s->pos = pos + 1 >= cfg_nsrc ? 0 : pos + 1;
+	}
 	if (cfg_src_mode == FLOOD_SRC_SEQ) {
 		idx = pos;
 	} else if (cfg_src_mode == FLOOD_SRC_SHUFFLE) {
@@ -160,7 +168,8 @@ int flood_xdp(struct xdp_md *ctx)
 			if (put_headers(data, end, ETH_HLEN + 20 + 8))
 				return XDP_ABORTED;
 		}
-		w = src_word(0, idx);
+		w = repeat ? s->last_src[0] : src_word(0, idx);
+		s->last_src[0] = w;
 		*(__u32 *)(data + ETH_HLEN + 12) = w;
 		l3_sum += halves(w);
 		l4_sum += halves(w);
@@ -176,7 +185,8 @@ int flood_xdp(struct xdp_md *ctx)
 		}
 #pragma unroll
 		for (i = 0; i < 4; i++) {
-			w = src_word(i, idx);
+			w = repeat ? s->last_src[i] : src_word(i, idx);
+			s->last_src[i] = w;
 			*(__u32 *)(data + ETH_HLEN + 8 + 4 * i) = w;
 			l4_sum += halves(w);
 		}

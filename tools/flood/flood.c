@@ -276,6 +276,7 @@ static void build_frame(const struct flood_opts *o, __u8 *frame, struct flood_bp
 	rd->cfg_proto = (__u8)o->proto;
 	rd->cfg_src_mode = (__u8)o->src_mode;
 	rd->cfg_nsrc = o->nsrc;
+	rd->cfg_repeat = o->repeat;
 	rd->cfg_src_low = flood_low_word(o->src, o->family);
 	for (i = 0; i < alen / 4; i++) {
 		int bits = o->prefix_len - 32 * i;

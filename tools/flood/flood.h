@@ -23,11 +23,12 @@ enum flood_src_mode {
 /* One per CPU, in .bss: written by userspace between test_run calls, and by
  * the program during them. */
 struct flood_slot {
-	__u64 seq;  /* global sequence number of the next frame */
-	__u64 sent; /* frames this CPU returned XDP_TX for, ever */
-	__u32 pos;  /* seq mod nsrc, kept to avoid a division per frame */
-	__u32 pad;
-	__u64 spare[5]; /* one cache line per slot */
+	__u64 seq;	    /* global sequence number of the next frame */
+	__u64 sent;	    /* frames this CPU returned XDP_TX for, ever */
+	__u32 pos;	    /* seq mod nsrc, kept to avoid a division per frame */
+	__u32 repeats_left; /* --repeat: frames still due from the last source */
+	__u32 last_src[4];  /* that source, network order (IPv4: [0]) */
+	__u64 spare[3];	    /* one cache line per slot */
 };
 
 /* The frame's headers (Ethernet, IP, L4), rewritten on every frame. */

@@ -25,7 +25,8 @@ static const char usage_format[] =
 	"Usage: floodgate-flood --dev IFACE --dst ADDR (--count N | --duration SECONDS)\n"
 	"                       [--src SPEC] [--proto udp|tcp] [--sport N] [--dport N]\n"
 	"                       [--size BYTES] [--rate PPS] [--threads N] [--batch N]\n"
-	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--json]\n"
+	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--repeat N]\n"
+	"                       [--json]\n"
 	"\n"
 	"Sends frames out of IFACE with BPF_PROG_TEST_RUN live frames and XDP_TX, so\n"
 	"for a veth they arrive at its peer. The peer must run a native XDP program or\n"
@@ -57,6 +58,8 @@ static const char usage_format[] =
 	"                      namespace; then the peer's address is the default\n"
 	"  --src-mac MAC       default: IFACE's address\n"
 	"  --seed N            seed of the :shuffle permutation (default 1)\n"
+	"  --repeat N          send each source N frames in a row, per CPU (default 1):\n"
+	"                      a spoofer whose sources come back at once\n"
 	"  --json              print one JSON object: sent, elapsed_ns, start_ns, end_ns\n"
 	"                      (CLOCK_MONOTONIC: the first frame's batch to the last's;\n"
 	"                      elapsed_ns counts from the run's start, before the first\n"
@@ -294,16 +297,16 @@ static int opt_rate(struct flood_opts *o, const char *name, const char *v)
 	return 0;
 }
 
-/* --threads and --batch: counts from 1 to their own maximum. */
+/* --threads, --batch and --repeat: counts from 1 to their own maximum. */
 static int opt_amount(struct flood_opts *o, const char *name, const char *v)
 {
-	bool threads = !strcmp(name, "threads");
-	__u64 max = threads ? FLOOD_MAX_THREADS : FLOOD_MAX_BATCH, n;
+	bool threads = !strcmp(name, "threads"), batch = !strcmp(name, "batch");
+	__u64 max = threads ? FLOOD_MAX_THREADS : batch ? FLOOD_MAX_BATCH : FLOOD_MAX_REPEAT, n;
 
 	if (!parse_u64(v, 1, max, &n))
 		return flood_usage_err("--%s must be 1-%llu, not '%s'", name,
 				       (unsigned long long)max, v);
-	*(threads ? &o->threads : &o->batch) = (__u32)n;
+	*(threads ? &o->threads : batch ? &o->batch : &o->repeat) = (__u32)n;
 	return 0;
 }
 
@@ -354,7 +357,7 @@ static const struct flood_option options[] = {
 	{"size", true, opt_text},   {"count", true, opt_count},	   {"duration", true, opt_duration},
 	{"rate", true, opt_rate},   {"threads", true, opt_amount}, {"batch", true, opt_amount},
 	{"dst-mac", true, opt_mac}, {"src-mac", true, opt_mac},	   {"seed", true, opt_seed},
-	{"json", false, opt_json},  {"help", false, opt_help},
+	{"json", false, opt_json},  {"help", false, opt_help},	   {"repeat", true, opt_amount},
 };
 
 #define N_OPTIONS  (sizeof(options) / sizeof(options[0]))
@@ -425,6 +428,7 @@ int flood_parse_opts(int argc, char **argv, struct flood_opts *o)
 				 .dport = 9,
 				 .threads = 1,
 				 .batch = FLOOD_DEFAULT_BATCH,
+				 .repeat = 1,
 				 .seed = 1};
 	optind = 0; /* full getopt reinitialisation (glibc) */
 	opterr = 0;

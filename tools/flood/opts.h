@@ -13,6 +13,7 @@
 
 #define FLOOD_DEFAULT_BATCH 4096
 #define FLOOD_MAX_BATCH	    (1U << 20)
+#define FLOOD_MAX_REPEAT    1000
 #define FLOOD_MAX_THREADS   256
 #define FLOOD_MAX_FRAME	    1514
 #define FLOOD_MIN_FRAME	    60 /* the default size, unless the headers are longer */
@@ -36,6 +37,7 @@ struct flood_opts {
 	double rate;	 /* 0: unpaced */
 	__u32 threads;
 	__u32 batch;
+	__u32 repeat; /* frames in a row from each source */
 	__u8 dst_mac[ETH_ALEN], src_mac[ETH_ALEN];
 	bool have_dst_mac, have_src_mac;
 	__u64 seed;

@@ -21,6 +21,13 @@ static __u32 sources4_entries(const struct fg_config *cfg)
 	return cfg->max_sources;
 }
 
+/* Half the table: room for the sources known for a while, which a flood
+ * cannot evict, besides the max_sources that it churns. */
+static __u32 known4_entries(const struct fg_config *cfg)
+{
+	return cfg->max_sources / 2 ? cfg->max_sources / 2 : 1;
+}
+
 static __u32 sources_entries(const struct fg_config *cfg)
 {
 	return cfg->max_sources_ipv6;
@@ -79,6 +86,9 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 "scope = fleet keys held by the fleet"},
 	{"fleet_state", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_fleet_state),
 	 FD_OF(fleet_state), NULL, false, NULL},
+	{"known4", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source4_key),
+	 sizeof(struct fg_source_state), FD_OF(known4), known4_entries, true,
+	 "IPv4 keys of sources4 known for a while, out of a flood's reach"},
 };
 /* clang-format on */
 const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);

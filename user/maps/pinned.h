@@ -41,6 +41,7 @@ struct fg_pinned {
 	int fleet_holds;
 	int fleet_state;
 	int host_sources;     /* scope = host: the host's shared table (user/ops/hostscope.c) */
+	int known4;	      /* IPv4 sources known for a while, out of the flood's reach */
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };

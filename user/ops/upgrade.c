@@ -454,7 +454,9 @@ static void log_outcome(const struct upgrade *u, __u32 old_layout)
 	for (i = 0; i < fg_pinned_map_count; i++) {
 		const struct fg_pinned_map *row = &fg_pinned_maps[i];
 
-		if (row->policy_state && !u->old[i].kept)
+		/* A table the old layout did not have (such as known4) starts
+		 * empty, and loses nothing. */
+		if (row->policy_state && !u->old[i].kept && u->old[i].fd >= 0)
 			note(reset, row->name);
 	}
 	pr_warn("floodgate on %s upgraded from map layout %08x to %08x (program %u): shared: %s; "

@@ -222,6 +222,8 @@ static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *
 		{"sources", pinned->sources, key_size, sizeof(struct fg_source_state)},
 		{"windows", pinned->windows, key_size, sizeof(struct fg_window_entry)},
 		{"logs", pinned->logs, key_size, sizeof(struct fg_log_entry)},
+		{"known4", pinned->known4, sizeof(struct fg_source4_key),
+		 sizeof(struct fg_source_state)},
 	};
 	/* One more than the tables: the bans. */
 	__u64 entries[ARRAY_SIZE(tables) + 1] = {0}, active_bans;

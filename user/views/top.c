@@ -180,6 +180,8 @@ int fg_top_collect(const struct fg_top_maps *maps, bool filter, __u32 policy_id,
 		{maps->logs, key_size, sizeof(struct fg_log_entry), LOG_CHUNK, offer_log},
 		{maps->host_sources > 0 && maps->n_host_ids ? maps->host_sources : -1, key_size,
 		 sizeof(struct fg_source_state), BATCH_CHUNK, offer_host_source},
+		{maps->known4 > 0 ? maps->known4 : -1, sizeof(struct fg_source4_key),
+		 sizeof(struct fg_source_state), BATCH_CHUNK, offer_source4},
 	};
 	struct collector c = {
 		.limit = limit, .filter = filter, .policy_id = policy_id, .maps = maps};
@@ -354,6 +356,7 @@ static struct fg_top_maps top_maps_of(const struct fg_pinned *pinned,
 				   .windows = pinned->windows,
 				   .logs = pinned->logs,
 				   .host_sources = pinned->host_sources,
+				   .known4 = pinned->known4,
 				   .host_ids = host_ids};
 	__u32 i;
 

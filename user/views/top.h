@@ -47,6 +47,8 @@ struct fg_top_maps {
 	int host_sources;
 	const __u32 *host_ids;
 	unsigned int n_host_ids;
+	/* IPv4 sources known for a while (as sources4); 0 or -1 skips it. */
+	int known4;
 };
 
 struct fg_top {
