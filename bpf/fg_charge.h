@@ -449,9 +449,12 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 
 /* Charges the packet's own key; an unknown source past the new-source
  * budget is charged to the policy's shared overflow key instead (and
- * *key becomes that key). */
+ * *key becomes that key), unless the fleet holds that key: the caller
+ * checked the hold of the packet's own key only (`fleet`: NULL unless
+ * scope = fleet). */
 static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_source_key *key,
-				     __u64 now, __u64 cost, struct fg_global_stats *gstats)
+				     __u64 now, __u64 cost, const struct fg_fleet_state *fleet,
+				     struct fg_global_stats *gstats)
 {
 	int admitted = fg_charge_key(policy, 1, key, now, cost, gstats);
 
@@ -461,6 +464,10 @@ static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_s
 	__builtin_memset(key, 0, sizeof(*key));
 	key->policy_id = policy->id;
 	key->family = FG_FAMILY_OVERFLOW;
+	if (fleet && fg_fleet_held(fleet, key, now)) {
+		gstats->fleet_held++; /* not charged locally, as in fg_apply */
+		return 0;
+	}
 	return fg_charge_key(policy, 0, key, now, cost, gstats);
 }
 

@@ -2,7 +2,8 @@
 /*
  * scope = fleet: the keys the fleet holds, and the admissions counted for
  * `floodgate run`'s next sync. Part of bpf/floodgate.bpf.c, which includes
- * it after fg_maps.h.
+ * it after fg_maps.h and before fg_charge.h (which checks the hold of the
+ * overflow key it swaps in).
  */
 #ifndef FG_FLEET_H
 #define FG_FLEET_H

@@ -38,8 +38,8 @@
 #include "fg_access.h"
 #include "fg_budget.h"
 #include "fg_refusal.h"
-#include "fg_charge.h"
 #include "fg_fleet.h"
+#include "fg_charge.h"
 
 /* Applies one policy to the packet and counts the outcome. Returns
  * FG_VERDICT_DROP only for a refusal under action = drop. */
@@ -72,7 +72,7 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 		gstats->fleet_held++;
 		admitted = 0;
 	} else {
-		admitted = fg_charge(policy, &key, now, cost, gstats);
+		admitted = fg_charge(policy, &key, now, cost, fleet, gstats);
 		if (admitted < 0)
 			admitted = set->table_full_verdict == FG_VERDICT_PASS;
 		if (admitted && fleet)

@@ -15,7 +15,7 @@ packages=(
 	libpcap-dev tcpdump
 	libsystemd-dev libmicrohttpd-dev prometheus
 	iperf3 iputils-ping
-	libhiredis-dev redis-server
+	libhiredis-dev redis-server socat openssl
 	libjansson-dev
 )
 case "${1:-}" in

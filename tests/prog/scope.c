@@ -4,6 +4,7 @@
  * refuse_all) and scope = host (one bucket shared by two programs).
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 
 #include "fixtures.h"
 
@@ -85,6 +86,54 @@ FG_PROG_TEST(test_fleet_counts_and_holds)
 	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &udp_a, 3), 0);
 	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &tcp_a, 3), 3);
 	assert_int_equal(global_stats(skel).fleet_held, 7);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A fleet hold on a policy's overflow key ("overflow" in Redis, the key of
+ * the new sources past the budget on every host) refuses what would be
+ * charged to it, without charging it: the hold is checked on the key
+ * charged, not only on the packet's own source (issue 24, item 6). */
+FG_PROG_TEST(test_fleet_holds_the_overflow_key)
+{
+	struct pkt_spec spoofed = udp_a;
+	struct fg_source_key overflow = {.family = FG_FAMILY_OVERFLOW};
+	struct fg_fleet_hold hold = {.until_ns = T0 + 100 * MS};
+	int ncpus = fg_online_cpus(), i, passed = 0;
+	struct floodgate_bpf *skel;
+	char addr[32], config[256];
+	cpu_set_t all;
+	/* This CPU's budget: a burst of 2, of which a source seen once may
+	 * spend the upper half (see test_new_source_budget). */
+	const int own = 2 / 2;
+
+	snprintf(config, sizeof(config),
+		 "new_sources = %d/s\nnew_sources_burst = %d\n"
+		 "[policy f]\nmatch = udp\nrate = 10/s\nburst = 5\nscope = fleet\n"
+		 "[fleet]\nredis = 127.0.0.1:6379\n",
+		 1000 * ncpus, 2 * ncpus);
+	skel = load_with(config);
+	all = stay_on_cpu0();
+	overflow.policy_id = fg_policy_id_of(skel, "f");
+	assert_int_equal(
+		bpf_map_update_elem(bpf_map__fd(skel->maps.fleet_holds), &overflow, &hold, 0), 0);
+	spoofed.src = addr;
+	for (i = 0; i < 10; i++) {
+		snprintf(addr, sizeof(addr), "10.7.0.%d", i + 1);
+		passed += xdp_passed(skel, T0, &spoofed, 1);
+	}
+	/* Only the sources within the budget pass; the overflow is held. */
+	assert_int_equal(global_stats(skel).budget_overflow, 10 - own);
+	assert_int_equal(passed, own);
+	assert_int_equal(global_stats(skel).fleet_held, 10 - own);
+	/* The hold has ended: the overflow bucket was not charged while it
+	 * held (a full burst of 5, where 100 ms refill one token). */
+	passed = 0;
+	for (i = 0; i < 10; i++) {
+		snprintf(addr, sizeof(addr), "10.7.1.%d", i + 1);
+		passed += xdp_passed(skel, T0 + 100 * MS, &spoofed, 1);
+	}
+	assert_int_equal(passed, own + 5);
+	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
 

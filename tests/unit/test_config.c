@@ -786,7 +786,7 @@ static void test_errors_fleet(void **state)
 		 NULL},
 		{"[fleet]\nredis = a:1\nrate = 1/s\n" POLR, 3, NULL,
 		 "t.conf:3: unknown key 'rate' in [fleet] (expected one of: redis, sync, "
-		 "key_prefix, on_redis_down)\n"},
+		 "key_prefix, on_redis_down, password_file, user)\n"},
 		{"[fleet]\nredis = 127.0.0.1\n" POLR, 2, "bad redis '127.0.0.1'", NULL},
 		{"[fleet]\nredis = 127.0.0.1:0\n" POLR, 2, "bad redis", NULL},
 		{"[fleet]\nredis = 127.0.0.1:65536\n" POLR, 2, "bad redis", NULL},
@@ -803,6 +803,13 @@ static void test_errors_fleet(void **state)
 		{"[fleet]\nredis = a:1\non_redis_down = open\n" POLR, 3, "bad on_redis_down 'open'",
 		 NULL},
 		{"[fleet]\nredis = a:1\nhook = tc\n" POLR, 3, "unknown key 'hook' in [fleet]",
+		 NULL},
+		{"[fleet]\nredis = a:1\npassword_file = redis.pass\n" POLR, 3,
+		 "bad password_file 'redis.pass' (expected an absolute path", NULL},
+		{"[fleet]\nredis = a:1\nuser = fg\n" POLR, 3, NULL,
+		 "t.conf:3: user without password_file (expected password_file = PATH, the file "
+		 "holding the password of user fg)\n"},
+		{"[fleet]\nredis = a:1\nuser = f g\npassword_file = /p\n" POLR, 3, "bad user 'f g'",
 		 NULL},
 	};
 

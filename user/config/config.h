@@ -34,6 +34,8 @@
 #define FG_FLEET_PREFIX_LEN	64
 #define FG_FLEET_HOST_LEN	256
 #define FG_FLEET_UNIX_PATH_LEN	108 /* sun_path */
+#define FG_FLEET_PASS_PATH_LEN	256
+#define FG_FLEET_USER_LEN	64
 
 /* A policy's scope: whose traffic its rate spans. */
 enum fg_scope {
@@ -58,6 +60,11 @@ struct fg_fleet_conf {
 	__u64 sync_ns;
 	char key_prefix[FG_FLEET_PREFIX_LEN];
 	__u8 on_redis_down; /* enum fg_redis_down */
+	/* AUTH [user] PASSWORD, the password read from password_file (its
+	 * trust is checked with the config's, config/filemode.c); "": none. */
+	char password_file[FG_FLEET_PASS_PATH_LEN];
+	int password_file_line;
+	char user[FG_FLEET_USER_LEN];
 };
 
 struct fg_policy_conf {

@@ -21,4 +21,13 @@ int fg_config_check_owner(const char *path, struct fg_err *err);
  * the parser's "FILE:LINE: ..." message). */
 int fg_config_read(const char *path, struct fg_config *cfg, struct fg_err *err);
 
+/* The largest secret read from a file, with its newline. */
+#define FG_SECRET_MAX 512
+
+/* Reads a secret (the fleet's password_file) into `buf`: a regular file,
+ * not a symbolic link, trusted as a config is and readable by its owner
+ * alone; its first line, not empty. Returns its length, or -1 with `err`
+ * (FG_ERR_CONFIG, "WHERE PATH: why"; the secret is never in it). */
+int fg_secret_read(const char *path, const char *where, char *buf, size_t size, struct fg_err *err);
+
 #endif /* FG_FILEMODE_H */

@@ -382,8 +382,25 @@ static int parse_key_prefix(struct fg_parser *p, const struct fg_key *key, void 
 		return fg_cfg_fail(p, p->line,
 				   "bad %s '%s' (expected 1..%zu printable characters without "
 				   "spaces, such as %s)",
-				   key->name, v, key->size - 1, key->default_value);
+				   key->name, v, key->size - 1,
+				   key->default_value ? key->default_value : key->example);
 	strcpy((char *)base + key->offset, v);
+	return 0;
+}
+
+/* password_file = /absolute/path: the file itself is checked once the
+ * config is read (fg_config_read), at the line kept here. */
+static int parse_secret_file(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
+{
+	struct fg_fleet_conf *fleet = base;
+
+	if (v[0] != '/' || strlen(v) >= key->size)
+		return fg_cfg_fail(p, p->line,
+				   "bad %s '%s' (expected an absolute path of at most %zu "
+				   "characters, such as %s)",
+				   key->name, v, key->size - 1, key->example);
+	strcpy((char *)base + key->offset, v);
+	fleet->password_file_line = p->line;
 	return 0;
 }
 
@@ -391,3 +408,4 @@ const struct fg_key_type fg_type_rate = {.parse = parse_rate};
 const struct fg_key_type fg_type_burst = {.parse = parse_burst};
 const struct fg_key_type fg_type_redis = {.parse = parse_redis};
 const struct fg_key_type fg_type_key_prefix = {.parse = parse_key_prefix};
+const struct fg_key_type fg_type_secret = {.parse = parse_secret_file};

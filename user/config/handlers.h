@@ -50,6 +50,8 @@ extern const struct fg_key_type fg_type_rate;	    /* COUNT/PERIOD */
 extern const struct fg_key_type fg_type_burst;	    /* resolved once the rate is known */
 extern const struct fg_key_type fg_type_redis;	    /* HOST:PORT or unix:/path */
 extern const struct fg_key_type fg_type_key_prefix; /* printable, no spaces */
+/* fg_type_secret: an absolute path; the line is kept for its later check */
+extern const struct fg_key_type fg_type_secret;
 
 /* The durations of bans: `ban DURATION` and ban_max. */
 extern const struct fg_duration_range fg_ban_duration;

@@ -194,6 +194,13 @@ const struct fg_key fg_keys[] = {
 
 	{"src", .sections = FG_IN_ACCESS, .type = &fg_type_access_src,
 	 .example = "192.0.2.0/24, 2001:db8::/32", .repeatable = true},
+
+	/* [fleet] AUTH: the file is trust-checked by fg_config_read; user
+	 * needs password_file (config/validate.c). */
+	{"password_file", FLEET(password_file), .type = &fg_type_secret,
+	 .example = "/etc/floodgate/redis.pass"},
+	{"user", FLEET(user), .type = &fg_type_key_prefix, .example = "floodgate",
+	 .example_needs = "password_file = /etc/floodgate/redis.pass"},
 };
 
 const size_t fg_key_count = ARRAY_SIZE(fg_keys);

@@ -45,6 +45,11 @@ int fg_cfg_check_fleet(struct fg_parser *p)
 		return fg_cfg_fail(
 			p, fleet->line,
 			"[fleet] has no redis (expected redis = HOST:PORT or unix:/path)");
+	if (fleet->user[0] && !fleet->password_file[0])
+		return fg_cfg_fail(p, key_line(p, FG_IN_FLEET, "user"),
+				   "user without password_file (expected password_file = PATH, "
+				   "the file holding the password of user %s)",
+				   fleet->user);
 	if (p->first_fleet_scope && !fleet->enabled)
 		return fg_cfg_fail(
 			p, p->first_fleet_scope,

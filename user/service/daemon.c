@@ -287,9 +287,14 @@ static enum fg_run_end serve(const struct fg_run_opts *opts, const sigset_t *sig
 	}
 }
 
-/* Blocked from the start: a signal during the load waits for serve(). */
+/* Blocked from the start: a signal during the load waits for serve().
+ * SIGPIPE is ignored: hiredis 0.14 writes to Redis with plain write(), and
+ * a Redis that restarts would otherwise kill the service with its first
+ * write to the dead connection; the write fails with EPIPE instead, and
+ * the fleet sync reconnects. The metrics server's sockets are covered too. */
 static void block_signals(sigset_t *signals)
 {
+	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(signals);
 	sigaddset(signals, SIGHUP);
 	sigaddset(signals, SIGTERM);

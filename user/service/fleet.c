@@ -60,7 +60,7 @@ static void write_state(struct fg_fleet *f)
 
 static void disconnect(struct fg_fleet *f, const char *reason)
 {
-	char why[128];
+	char why[sizeof(f->failure)];
 
 	snprintf(why, sizeof(why), "%s", reason); /* it may live in f->redis */
 	if (f->redis)
@@ -90,9 +90,9 @@ static bool load_script(struct fg_fleet *f, const char *script, char *sha)
 
 	if (ok)
 		memcpy(sha, reply->str, 41);
-	else if (reply)
-		pr_warn("fleet: SCRIPT LOAD refused: %s\n",
-			reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+	else if (reply) /* logged once, with the outage (a NOAUTH would repeat) */
+		snprintf(f->failure, sizeof(f->failure), "SCRIPT LOAD refused: %s",
+			 reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
 	freeReplyObject(reply);
 	return ok;
 }
@@ -120,8 +120,9 @@ static bool ensure_connected(struct fg_fleet *f)
 		return false;
 	}
 	redisSetTimeout(f->redis, tv);
-	if (!load_scripts(f)) {
-		disconnect(f, f->redis->err ? f->redis->errstr : "the scripts were refused");
+	f->failure[0] = '\0';
+	if (!fg_fleet_auth(f) || !load_scripts(f)) {
+		disconnect(f, f->redis->err ? f->redis->errstr : f->failure);
 		return false;
 	}
 	if (f->down)
@@ -429,12 +430,15 @@ static void sync_tick(struct fg_fleet *f)
 	if (err)
 		pr_warn("fleet: cannot read the fleet counts: %s\n", strerror(-err));
 	if (ensure_connected(f)) {
+		f->failure[0] = '\0';
 		if (sync_once(f) == 0) {
 			f->state.syncs++;
 			f->state.last_sync_ns = fg_clock_ns(CLOCK_REALTIME);
 			f->state.sync_latency_ns = fg_monotonic_ns() - start;
 		} else {
-			disconnect(f, f->redis->err ? f->redis->errstr : "no reply");
+			disconnect(f, f->redis->err   ? f->redis->errstr
+				      : f->failure[0] ? f->failure
+						      : "no reply");
 		}
 	}
 	/* Down: the counts just read are dropped; the local limits hold. */

@@ -48,7 +48,8 @@ struct fg_fleet {
 	struct fg_policy_set *set;
 	redisContext *redis;
 	char rate_sha[41], bans_sha[41];
-	bool down; /* an outage is in progress (logged once) */
+	bool down;		      /* an outage is in progress (logged once) */
+	char failure[FG_ERR_MSG_LEN]; /* why the last AUTH or SCRIPT LOAD failed */
 	__u64 next_connect_ns, backoff_ns;
 	struct fg_fleet_state state; /* what fleet_state holds */
 	struct fleet_item *items;
@@ -75,5 +76,9 @@ void fg_fleet_apply_bans(struct fg_fleet *f, const redisReply *reply);
 bool fg_fleet_unpublished_ban(struct fg_fleet *f);
 
 void fg_fleet_free_argv(struct fleet_argv *a);
+
+/* AUTH [user] password on a new connection, when password_file is set.
+ * Returns true, or false with f->failure (never the password). */
+bool fg_fleet_auth(struct fg_fleet *f);
 
 #endif /* FG_FLEET_INTERNAL_H */
