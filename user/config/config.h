@@ -34,6 +34,7 @@
 #define FG_FLEET_PREFIX_LEN	64
 #define FG_FLEET_HOST_LEN	256
 #define FG_FLEET_UNIX_PATH_LEN	108 /* sun_path */
+#define FG_FLEET_MAX_BAN_NS	(30ULL * 24 * 3600 * 1000 * 1000 * 1000)
 
 /* A policy's scope: whose traffic its rate spans. */
 enum fg_scope {
@@ -58,6 +59,12 @@ struct fg_fleet_conf {
 	__u64 sync_ns;
 	char key_prefix[FG_FLEET_PREFIX_LEN];
 	__u8 on_redis_down; /* enum fg_redis_down */
+	/* What a fleet ban from Redis must be to be applied (README, "What
+	 * the fleet may ban"): at least this long a prefix, and at most
+	 * max_ban_ns long (longer ones, and "until unbanned", are cut to it). */
+	__u8 min_ban_prefix;
+	__u8 min_ban_prefix6;
+	__u64 max_ban_ns;
 };
 
 struct fg_policy_conf {
