@@ -741,11 +741,18 @@ static void test_fleet(void **state)
 	assert_int_equal(fleet->sync_ns, 250000000ULL);
 	assert_string_equal(fleet->key_prefix, "floodgate:");
 	assert_int_equal(fleet->on_redis_down, FG_REDIS_DOWN_LOCAL);
+	assert_int_equal(fleet->min_ban_prefix, 16);
+	assert_int_equal(fleet->min_ban_prefix6, 32);
+	assert_int_equal(fleet->max_ban_ns, 24ULL * 3600 * 1000000000ULL);
 	assert_int_equal(cfg.policies[0].scope, FG_SCOPE_FLEET);
 
 	parse_ok("fleet, every key",
 		 "[fleet]\nredis = [::1]:7000\nsync = 1s\n"
-		 "key_prefix = edge/eu:\non_redis_down = closed\n" POLR "scope = local\n");
+		 "key_prefix = edge/eu:\non_redis_down = closed\nmin_ban_prefix = 24\n"
+		 "min_ban_prefix6 = 48\nmax_ban = 1h\n" POLR "scope = local\n");
+	assert_int_equal(fleet->min_ban_prefix, 24);
+	assert_int_equal(fleet->min_ban_prefix6, 48);
+	assert_int_equal(fleet->max_ban_ns, 3600ULL * 1000000000ULL);
 	assert_string_equal(fleet->host, "::1");
 	assert_int_equal(fleet->port, 7000);
 	assert_int_equal(fleet->sync_ns, 1000000000ULL);
@@ -786,7 +793,14 @@ static void test_errors_fleet(void **state)
 		 NULL},
 		{"[fleet]\nredis = a:1\nrate = 1/s\n" POLR, 3, NULL,
 		 "t.conf:3: unknown key 'rate' in [fleet] (expected one of: redis, sync, "
-		 "key_prefix, on_redis_down, password_file, user)\n"},
+		 "key_prefix, on_redis_down, password_file, user, min_ban_prefix, min_ban_prefix6, "
+		 "max_ban)\n"},
+		{"[fleet]\nredis = a:1\nmin_ban_prefix = 33\n" POLR, 3, "bad min_ban_prefix '33'",
+		 NULL},
+		{"[fleet]\nredis = a:1\nmin_ban_prefix6 = 129\n" POLR, 3, "bad min_ban_prefix6",
+		 NULL},
+		{"[fleet]\nredis = a:1\nmax_ban = 0s\n" POLR, 3, "bad max_ban '0s'", NULL},
+		{"[fleet]\nredis = a:1\nmax_ban = 31d\n" POLR, 3, "bad max_ban", NULL},
 		{"[fleet]\nredis = 127.0.0.1\n" POLR, 2, "bad redis '127.0.0.1'", NULL},
 		{"[fleet]\nredis = 127.0.0.1:0\n" POLR, 2, "bad redis", NULL},
 		{"[fleet]\nredis = 127.0.0.1:65536\n" POLR, 2, "bad redis", NULL},

@@ -36,6 +36,7 @@
 #define FG_FLEET_UNIX_PATH_LEN	108 /* sun_path */
 #define FG_FLEET_PASS_PATH_LEN	256
 #define FG_FLEET_USER_LEN	64
+#define FG_FLEET_MAX_BAN_NS	(30ULL * 24 * 3600 * 1000 * 1000 * 1000)
 
 /* A policy's scope: whose traffic its rate spans. */
 enum fg_scope {
@@ -65,6 +66,12 @@ struct fg_fleet_conf {
 	char password_file[FG_FLEET_PASS_PATH_LEN];
 	int password_file_line;
 	char user[FG_FLEET_USER_LEN];
+	/* What a fleet ban from Redis must be to be applied (README, "What
+	 * the fleet may ban"): at least this long a prefix, and at most
+	 * max_ban_ns long (longer ones, and "until unbanned", are cut to it). */
+	__u8 min_ban_prefix;
+	__u8 min_ban_prefix6;
+	__u64 max_ban_ns;
 };
 
 struct fg_policy_conf {

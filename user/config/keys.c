@@ -94,6 +94,14 @@ static const struct fg_duration_range sync_interval = {
 	.expected = "a duration of 10ms..60s such as 250ms",
 };
 
+static const struct fg_uint_range ban_prefix4 = {0, 32};
+static const struct fg_uint_range ban_prefix6 = {0, 128};
+static const struct fg_duration_range fleet_max_ban = {
+	.min_ns = 1000000000ULL,
+	.max_ns = FG_FLEET_MAX_BAN_NS,
+	.expected = "a duration of 1s..30d such as 24h",
+};
+
 /* --- what a reload cannot change ------------------------------------------- */
 
 static const struct fg_fixed fixed_interface = {
@@ -201,6 +209,13 @@ const struct fg_key fg_keys[] = {
 	 .example = "/etc/floodgate/redis.pass"},
 	{"user", FLEET(user), .type = &fg_type_key_prefix, .example = "floodgate",
 	 .example_needs = "password_file = /etc/floodgate/redis.pass"},
+	/* What a fleet ban from Redis must be to be applied. */
+	{"min_ban_prefix", FLEET(min_ban_prefix), .type = &fg_type_uint, .arg = &ban_prefix4,
+	 .default_value = "16", .example = "24"},
+	{"min_ban_prefix6", FLEET(min_ban_prefix6), .type = &fg_type_uint, .arg = &ban_prefix6,
+	 .default_value = "32", .example = "48"},
+	{"max_ban", FLEET(max_ban_ns), .type = &fg_type_duration, .arg = &fleet_max_ban,
+	 .default_value = "24h", .example = "1h"},
 };
 
 const size_t fg_key_count = ARRAY_SIZE(fg_keys);

@@ -303,7 +303,7 @@ static void append_rate(struct fg_fleet *f, const struct fleet_item *item)
 /* Holds a key the fleet says is over its limit, on the datapath's clock. */
 static void hold(struct fg_fleet *f, const struct fleet_item *item, __u64 now_mono)
 {
-	struct fg_fleet_hold value = {.until_ns = now_mono + (__u64)item->hold_us * FG_NS_PER_US};
+	struct fg_fleet_hold value = {.until_ns = now_mono + fg_fleet_hold_ns(f, item->hold_us)};
 
 	if (bpf_map_update_elem(f->pinned.fleet_holds, &item->key, &value, BPF_ANY))
 		pr_warn("fleet: cannot hold a key of %s: %s\n", item->policy->name,
@@ -355,28 +355,16 @@ static void hold_all(struct fg_fleet *f)
  * items it refused are sent once more. Returns 0, or -1 on a dead link. */
 static int sync_once(struct fg_fleet *f)
 {
-	struct fleet_argv bans = {0};
-	redisReply *bans_reply = NULL;
 	size_t i;
-	int ret;
+	int ret, bans;
 
-	fg_fleet_bans_command(f, &bans); /* out of memory: no bans this time */
 	for (i = 0; i < f->n_items; i++)
 		append_rate(f, &f->items[i]);
-	if (bans.n)
-		redisAppendCommandArgv(f->redis, (int)bans.n, (const char **)bans.v, NULL);
+	fg_fleet_bans_append(f);
 	ret = read_rate_replies(f);
-	if (ret >= 0 && bans.n && redisGetReply(f->redis, (void **)&bans_reply) != REDIS_OK)
-		ret = -1;
-	fg_fleet_free_argv(&bans);
-	if (bans_reply) {
-		if (bans_reply->type == REDIS_REPLY_ERROR &&
-		    !strncmp(bans_reply->str, "NOSCRIPT", 8))
-			ret = ret < 0 ? ret : 1; /* the bans go out next time */
-		else
-			fg_fleet_apply_bans(f, bans_reply);
-		freeReplyObject(bans_reply);
-	}
+	bans = ret < 0 ? -1 : fg_fleet_bans_read(f); /* NOSCRIPT: the bans go next time */
+	if (ret >= 0 && bans)
+		ret = bans;
 	if (ret == 1) {
 		if (!load_scripts(f))
 			return -1;
@@ -450,20 +438,9 @@ static void sync_tick(struct fg_fleet *f)
  * one sync interval (at its own next sync). */
 static void publish_bans_now(struct fg_fleet *f)
 {
-	struct fleet_argv bans = {0};
-	redisReply *reply;
-
-	if (fg_fleet_bans_command(f, &bans))
-		return;
-	reply = redisCommandArgv(f->redis, (int)bans.n, (const char **)bans.v, NULL);
-	fg_fleet_free_argv(&bans);
-	if (!reply) {
-		disconnect(f, f->redis->errstr);
-		write_state(f);
-		return;
-	}
-	fg_fleet_apply_bans(f, reply);
-	freeReplyObject(reply);
+	fg_fleet_bans_append(f);
+	if (fg_fleet_bans_read(f) < 0)
+		disconnect(f, f->redis->err ? f->redis->errstr : "no reply");
 	write_state(f);
 }
 
@@ -507,7 +484,7 @@ static void fleet_free(struct fg_fleet *f)
 	fg_pinned_close(&f->pinned);
 	free(f->set);
 	free(f->items);
-	free(f->published);
+	fg_fleet_bans_free(f);
 	free(f);
 }
 
@@ -544,6 +521,7 @@ int fg_fleet_start(const char *ifname, const struct fg_fleet_conf *conf, struct 
 	/* Counters survive a restart of `run` (or a SIGHUP that restarts the
 	 * thread); the epoch and the connection start afresh. */
 	bpf_map_lookup_elem(f->pinned.fleet_state, &zero, &f->state);
+	fg_fleet_bans_init(f);
 	/* Counts left by a `load` without a `run`, or by an earlier `run`,
 	 * are stale: they are not sent. */
 	drain_epoch(f, 0);

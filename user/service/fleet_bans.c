@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The fleet's bans (README, "Fleet-wide limits through Redis"): this host's
- * own bans are published to a sorted set on the Redis server, and the
- * fleet's bans are copied into `bans` (policy id FG_FLEET_BAN_POLICY_ID),
- * so that a ban made on one host holds on every host within a sync.
+ * The fleet's bans (README, "Fleet-wide limits through Redis" and "What the
+ * fleet may ban"): this host's own bans are published to a sorted set on
+ * the Redis server, and the fleet's bans are copied into `bans` (policy id
+ * FG_FLEET_BAN_POLICY_ID), so that a ban made on one host holds on every
+ * host within a sync.
+ *
+ * Each sync sends only what changed: the bans set or lifted here since the
+ * last sync (in commands of PUSH_BATCH), and reads the fleet's changes
+ * since the last sync from a change log (a stream). Every FULL_SYNC_NS,
+ * after a reconnection and when the log lost entries, every published ban
+ * is sent again and the whole set is read, a page a sync (ZSCAN): the
+ * copies it no longer has are dropped when the pass ends.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,32 +19,18 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
-#include "base/clock.h"
 #include "base/log.h"
 #include "base/util.h"
 #include "maps/batch.h"
 #include "maps/lpmkey.h"
-#include "config/values.h"
 #include "policy/readback.h"
 #include "service/fleet_internal.h"
 
-static void ban_member(const struct fg_ban *ban, const struct fg_src_lpm_key *key, char *buf,
-		       size_t size)
+static void member_of_key(const struct fg_src_lpm_key *key, char *buf, size_t size)
 {
-	struct fg_source_key k = {.family = ban->family, .prefix_len = ban->prefix_len};
+	struct fg_source_key k = fg_source_of_lpm_key(key, 0);
 
-	memcpy(k.addr, key->addr, sizeof(k.addr));
 	fg_format_key(&k, buf, size);
-}
-
-static bool is_published(const struct published_ban *list, size_t n, const char *member)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(list[i].member, member))
-			return true;
-	return false;
 }
 
 static int push_str(struct fleet_argv *a, const char *s)
@@ -54,12 +48,14 @@ static int push_str(struct fleet_argv *a, const char *s)
 	return a->v[a->n++] ? 0 : -ENOMEM;
 }
 
-static int push_ban(struct fleet_argv *a, const char *member, long long left_us)
+static int push_ban(struct fleet_argv *a, const struct fg_src_lpm_key *key, long long left_us)
 {
-	char num[32];
-	int err = push_str(a, member);
+	char member[MEMBER_LEN], num[32];
+	int err;
 
+	member_of_key(key, member, sizeof(member));
 	snprintf(num, sizeof(num), "%lld", left_us);
+	err = push_str(a, member);
 	return err ? err : push_str(a, num);
 }
 
@@ -73,173 +69,333 @@ void fg_fleet_free_argv(struct fleet_argv *a)
 	memset(a, 0, sizeof(*a));
 }
 
-/* What local_bans_args gathers while it walks `bans`. */
-struct local_walk {
+/* --- this host's bans, to Redis ------------------------------------------------- */
+
+/* What walk_bans gathers: the pairs of member and time left to send. */
+struct bans_walk {
 	struct fg_fleet *f;
-	struct fleet_argv *args;
 	__u64 now;
-	struct published_ban *published; /* this host's bans in force */
-	size_t n, fresh;
+	struct fleet_argv pairs;
+	__u64 fresh;
 };
 
-static int add_local_ban(const void *key, const void *value, void *ctx)
+static long long left_us_of(__u64 expires_ns, __u64 now)
 {
-	const struct fg_ban *ban = value;
-	struct local_walk *w = ctx;
-	struct published_ban *grown, *mine;
-
-	if (ban->expires_ns <= w->now || ban->policy_id == FG_FLEET_BAN_POLICY_ID)
-		return 0;
-	grown = realloc(w->published, (w->n + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	w->published = grown;
-	mine = &grown[w->n++];
-	ban_member(ban, key, mine->member, sizeof(mine->member));
-	mine->expires_ns = ban->expires_ns;
-	w->fresh += !is_published(w->f->published, w->f->n_published, mine->member);
-	return push_ban(w->args, mine->member,
-			ban->expires_ns == PERMANENT
-				? -1
-				: (long long)((ban->expires_ns - w->now) / FG_NS_PER_US) + 1);
+	return expires_ns == PERMANENT ? -1 : (long long)((expires_ns - now) / FG_NS_PER_US) + 1;
 }
 
-/* The script's argv (after EVALSHA SHA 1 KEY): this host's bans in force
- * that it made itself (not copies of the fleet's), and those it published
- * before and has lifted since (time left 0). Updates f->published. */
-static int local_bans_args(struct fg_fleet *f, struct fleet_argv *args)
+/* A fleet copy seen in `bans`; one left by an earlier `run` is adopted. */
+static int walk_copy(struct bans_walk *w, const struct fg_src_lpm_key *key,
+		     const struct fg_ban *ban)
 {
-	struct local_walk w = {.f = f, .args = args, .now = fg_monotonic_ns()};
-	size_t i;
-	int err = fg_map_for_each_entry(f->pinned.bans, sizeof(struct fg_src_lpm_key),
-					sizeof(struct fg_ban), add_local_ban, &w);
+	struct fleet_bans *b = &w->f->bans;
+	struct fleet_entry *e = fg_fleet_table_find(&b->copies, key);
 
-	for (i = 0; !err && i < f->n_published; i++)
-		if (f->published[i].expires_ns > w.now &&
-		    !is_published(w.published, w.n, f->published[i].member))
-			err = push_ban(args, f->published[i].member, 0);
-	if (err) {
-		free(w.published);
-		return err;
+	if (!e) {
+		e = fg_fleet_table_add(&b->copies, key);
+		if (!e)
+			return -ENOMEM;
+		e->state = COPY_APPLIED;
+		e->expires_ns = ban->expires_ns;
 	}
-	f->state.bans_published += w.fresh;
-	free(f->published);
-	f->published = w.published;
-	f->n_published = w.n;
+	e->walked = b->walk;
 	return 0;
 }
 
-/* Copies one fleet ban into `bans`, unless this host has its own, or the
- * same copy already. */
-static void apply_ban(struct fg_fleet *f, const char *member, long long left_us, __u64 now)
-{
-	struct fg_ban old, ban = {.strikes = 1, .policy_id = FG_FLEET_BAN_POLICY_ID};
-	struct fg_src_lpm_key key;
-	struct fg_cidr cidr;
-	bool have;
-
-	if (fg_parse_cidr(member, &cidr))
-		return;
-	key = fg_ban_key_of_cidr(&cidr);
-	ban.family = cidr.family;
-	ban.prefix_len = cidr.prefix_len;
-	ban.expires_ns = left_us < 0 ? PERMANENT : now + (__u64)left_us * FG_NS_PER_US;
-	ban.duration_ns = left_us < 0 ? 0 : (__u64)left_us * FG_NS_PER_US;
-	have = !bpf_map_lookup_elem(f->pinned.bans, &key, &old) && old.prefix_len == ban.prefix_len;
-	if (have && old.expires_ns > now) {
-		if (old.policy_id != FG_FLEET_BAN_POLICY_ID)
-			return; /* this host's own ban, published by it */
-		if (old.expires_ns + f->conf.sync_ns > ban.expires_ns &&
-		    ban.expires_ns + f->conf.sync_ns > old.expires_ns)
-			return; /* the same copy, give or take the clocks */
-	}
-	if (have)
-		ban.strikes = old.strikes + (old.expires_ns <= now);
-	if (bpf_map_update_elem(f->pinned.bans, &key, &ban, BPF_ANY))
-		pr_warn("fleet: cannot apply the fleet ban of %s: %s\n", member, strerror(errno));
-	else if (!have || old.expires_ns <= now)
-		f->state.bans_applied++;
-}
-
-/* The copies of fleet bans that the fleet's list no longer has. */
-struct lifted_walk {
-	const redisReply *list;
-	__u64 now;
-	struct fg_src_lpm_key doomed[64];
-	size_t n;
-};
-
-static int find_lifted(const void *key, const void *value, void *ctx)
+static int walk_ban(const void *key, const void *value, void *ctx)
 {
 	const struct fg_ban *ban = value;
-	struct lifted_walk *w = ctx;
-	char member[MEMBER_LEN];
-	bool listed = false;
-	size_t i;
+	struct bans_walk *w = ctx;
+	struct fleet_bans *b = &w->f->bans;
+	struct fleet_entry *e;
 
-	if (ban->policy_id != FG_FLEET_BAN_POLICY_ID || ban->expires_ns <= w->now)
+	if (ban->expires_ns <= w->now)
 		return 0;
-	ban_member(ban, key, member, sizeof(member));
-	for (i = 0; i + 1 < w->list->elements && !listed; i += 2)
-		listed = !strcmp(w->list->element[i]->str, member);
-	if (!listed)
-		w->doomed[w->n++] = *(const struct fg_src_lpm_key *)key;
-	return w->n == ARRAY_SIZE(w->doomed); /* the rest go at the next sync */
+	if (ban->policy_id == FG_FLEET_BAN_POLICY_ID)
+		return walk_copy(w, key, ban);
+	e = fg_fleet_table_find(&b->copies, key);
+	if (e) /* this host's own ban took the copy's place */
+		fg_fleet_table_remove(&b->copies, e);
+	e = fg_fleet_table_find(&b->published, key);
+	if (!e || e->expires_ns != ban->expires_ns || b->push_all) {
+		if (!e) {
+			e = fg_fleet_table_add(&b->published, key);
+			if (!e)
+				return -ENOMEM;
+			w->fresh++;
+		}
+		e->expires_ns = ban->expires_ns;
+		b->dirty = true;
+		if (push_ban(&w->pairs, key, left_us_of(ban->expires_ns, w->now)))
+			return -ENOMEM;
+	}
+	e->walked = b->walk;
+	return 0;
 }
 
-/* Deletes the copies of fleet bans the fleet no longer has (deleting after
- * the walk: a walk that deletes as it goes restarts from the first key). */
-static void drop_lifted_copies(struct fg_fleet *f, const redisReply *list, __u64 now)
+/* After a walk: what this host published and no longer bans is lifted
+ * from Redis; a copy of a fleet ban gone from `bans` was lifted here by
+ * hand, and is not applied again before it ends. */
+static int after_walk(struct bans_walk *w)
 {
-	struct lifted_walk w = {.list = list, .now = now};
-	size_t i;
+	struct fleet_bans *b = &w->f->bans;
+	char member[MEMBER_LEN];
+	struct fleet_entry *e;
+	int err = 0;
 
-	fg_map_for_each_entry(f->pinned.bans, sizeof(struct fg_src_lpm_key), sizeof(struct fg_ban),
-			      find_lifted, &w);
-	for (i = 0; i < w.n; i++)
-		bpf_map_delete_elem(f->pinned.bans, &w.doomed[i]);
-}
-
-/* EVALSHA SHA 1 PREFIXbans, then the local bans (local_bans_args). */
-int fg_fleet_bans_command(struct fg_fleet *f, struct fleet_argv *args)
-{
-	char key[REDIS_KEY_LEN];
-	int err;
-
-	snprintf(key, sizeof(key), "%sbans", f->conf.key_prefix);
-	err = push_str(args, "EVALSHA");
-	if (!err)
-		err = push_str(args, f->bans_sha);
-	if (!err)
-		err = push_str(args, "1");
-	if (!err)
-		err = push_str(args, key);
-	if (!err)
-		err = local_bans_args(f, args);
-	if (err)
-		fg_fleet_free_argv(args);
+	for (e = NULL; (e = fg_fleet_table_next(&b->published, e));) {
+		if (e->walked == b->walk)
+			continue;
+		if (e->expires_ns > w->now && !err)
+			err = push_ban(&w->pairs, &e->key, 0);
+		fg_fleet_table_remove(&b->published, e);
+		b->dirty = true;
+	}
+	for (e = NULL; (e = fg_fleet_table_next(&b->copies, e));) {
+		if (e->expires_ns <= w->now) {
+			b->dirty |= e->state == COPY_LIFTED_HERE;
+			fg_fleet_table_remove(&b->copies, e);
+		} else if (e->state == COPY_APPLIED && e->walked != b->walk) {
+			e->state = COPY_LIFTED_HERE;
+			b->dirty = true;
+			member_of_key(&e->key, member, sizeof(member));
+			pr_info("fleet: the fleet ban of %s was lifted here: not applied again "
+				"before it ends\n",
+				member);
+		}
+	}
 	return err;
 }
 
-/* Applies the bans script's answer: the fleet's bans in force. */
-void fg_fleet_apply_bans(struct fg_fleet *f, const redisReply *reply)
+/* EVALSHA SHA 2 PREFIXbans PREFIXbans:log MODE, for `args`. */
+static int script_head(struct fg_fleet *f, struct fleet_argv *args, const char *mode)
 {
-	__u64 now = fg_monotonic_ns();
+	char key[REDIS_KEY_LEN];
+	const char *head[] = {"EVALSHA", f->bans_sha, "2", key, NULL, mode};
 	size_t i;
+	int err = 0;
 
-	if (reply->type != REDIS_REPLY_ARRAY) {
-		pr_warn("fleet: the bans script failed: %s\n",
-			reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+	for (i = 0; i < ARRAY_SIZE(head) && !err; i++) {
+		if (i == 3)
+			snprintf(key, sizeof(key), "%sbans", f->conf.key_prefix);
+		if (i == 4)
+			snprintf(key, sizeof(key), "%sbans:log", f->conf.key_prefix);
+		err = push_str(args, i == 4 ? key : head[i]);
+	}
+	return err;
+}
+
+static void append_argv(struct fg_fleet *f, struct fleet_argv *args)
+{
+	redisAppendCommandArgv(f->redis, (int)args->n, (const char **)args->v, NULL);
+	fg_fleet_free_argv(args);
+}
+
+/* Sends the pairs in commands of PUSH_BATCH pairs at most. */
+static void append_pushes(struct fg_fleet *f, const struct fleet_argv *pairs)
+{
+	struct fleet_argv cmd = {0};
+	size_t i, end;
+
+	for (i = 0; i < pairs->n; i = end) {
+		end = i + 2 * PUSH_BATCH < pairs->n ? i + 2 * PUSH_BATCH : pairs->n;
+		if (script_head(f, &cmd, "push")) {
+			fg_fleet_free_argv(&cmd);
+			f->bans.push_all = true; /* out of memory: all of them next time */
+			return;
+		}
+		for (; i < end; i++)
+			if (push_str(&cmd, pairs->v[i])) {
+				fg_fleet_free_argv(&cmd);
+				f->bans.push_all = true;
+				return;
+			}
+		append_argv(f, &cmd);
+		f->bans.pending++;
+	}
+}
+
+/* Walks `bans` and sends what changed (everything with push_all). */
+static void push_changes(struct fg_fleet *f, __u64 now)
+{
+	struct bans_walk w = {.f = f, .now = now};
+	int err;
+
+	f->bans.walk++;
+	err = fg_map_for_each_entry(f->pinned.bans, sizeof(struct fg_src_lpm_key),
+				    sizeof(struct fg_ban), walk_ban, &w);
+	if (!err)
+		err = after_walk(&w);
+	if (err) {
+		pr_warn("fleet: cannot read the bans to publish: %s\n", strerror(-err));
+		f->bans.push_all = true;
+	} else {
+		f->bans.push_all = false;
+		f->state.bans_published += w.fresh;
+		append_pushes(f, &w.pairs);
+	}
+	fg_fleet_free_argv(&w.pairs);
+}
+
+/* --- the fleet's bans, from Redis ------------------------------------------------- */
+
+/* A full pull starts: every copy it does not see is dropped at its end. */
+static void start_scan(struct fleet_bans *b)
+{
+	snprintf(b->cursor, sizeof(b->cursor), "0");
+	b->scan++;
+	b->push_all = true;
+}
+
+static void append_pull(struct fg_fleet *f, const char *mode, const char *from, int count)
+{
+	struct fleet_argv cmd = {0};
+	char num[16];
+
+	snprintf(num, sizeof(num), "%d", count);
+	if (script_head(f, &cmd, mode) || push_str(&cmd, from) || push_str(&cmd, num)) {
+		fg_fleet_free_argv(&cmd);
 		return;
 	}
-	for (i = 0; i + 1 < reply->elements; i += 2) {
-		if (reply->element[i]->type != REDIS_REPLY_STRING ||
-		    reply->element[i + 1]->type != REDIS_REPLY_STRING)
-			return;
-		apply_ban(f, reply->element[i]->str, atoll(reply->element[i + 1]->str), now);
-	}
-	drop_lifted_copies(f, reply, now);
+	append_argv(f, &cmd);
+	if (!strcmp(mode, "pull"))
+		f->bans.pull_pending = true;
+	else
+		f->bans.scan_pending = true;
 }
+
+void fg_fleet_bans_append(struct fg_fleet *f)
+{
+	struct fleet_bans *b = &f->bans;
+	__u64 now = fg_monotonic_ns();
+
+	b->pending = 0;
+	b->pull_pending = b->scan_pending = false;
+	b->warned_full = false;
+	if (!b->started || f->state.outages != b->outages_seen || now >= b->next_full_ns) {
+		b->started = true;
+		b->outages_seen = f->state.outages;
+		b->next_full_ns = now + FULL_SYNC_NS;
+		start_scan(b);
+	}
+	push_changes(f, now);
+	append_pull(f, "pull", b->log_id, PULL_BATCH);
+	if (b->cursor[0])
+		append_pull(f, "scan", b->cursor, SCAN_BATCH);
+}
+
+/* Is `s` a stream entry id or a cursor (digits, one '-' at most)? */
+static bool plain_id(const redisReply *r, size_t size)
+{
+	size_t i;
+
+	if (r->type != REDIS_REPLY_STRING || !r->len || r->len >= size)
+		return false;
+	for (i = 0; i < r->len; i++)
+		if (!(r->str[i] >= '0' && r->str[i] <= '9') && r->str[i] != '-')
+			return false;
+	return true;
+}
+
+/* Applies the pairs of a pull or scan reply from element `first` on;
+ * past MAX_REPLY_BANS pairs, the rest are refused. */
+static void apply_pairs(struct fg_fleet *f, const redisReply *r, size_t first, bool scan)
+{
+	__u64 now = fg_monotonic_ns();
+	size_t i, pairs = 0;
+
+	for (i = first; i + 1 < r->elements; i += 2) {
+		const redisReply *m = r->element[i], *l = r->element[i + 1];
+
+		if (++pairs > MAX_REPLY_BANS) {
+			fg_fleet_refuse(f, "(the rest of a reply)", "past the cap of a reply");
+			f->state.bans_refused += (r->elements - i) / 2 - 1;
+			return;
+		}
+		if (m->type != REDIS_REPLY_STRING || l->type != REDIS_REPLY_STRING)
+			fg_fleet_refuse(f, "(not a string)", "malformed");
+		else
+			fg_fleet_apply_change(f, m->str, l->str, scan, now);
+	}
+}
+
+static void read_pull(struct fg_fleet *f, const redisReply *r)
+{
+	struct fleet_bans *b = &f->bans;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
+	    r->element[0]->type != REDIS_REPLY_STRING ||
+	    !plain_id(r->element[1], sizeof(b->log_id))) {
+		pr_warn("fleet: the bans script failed: %s\n",
+			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		return;
+	}
+	if (!strcmp(r->element[0]->str, "1") && b->log_id[0]) {
+		pr_warn("fleet: the fleet's change log lost entries: reading every ban again\n");
+		start_scan(b);
+	}
+	apply_pairs(f, r, 2, false);
+	memcpy(b->log_id, r->element[1]->str, r->element[1]->len + 1);
+}
+
+static void read_scan(struct fg_fleet *f, const redisReply *r)
+{
+	struct fleet_bans *b = &f->bans;
+
+	if (r->type != REDIS_REPLY_ARRAY || !r->elements ||
+	    !plain_id(r->element[0], sizeof(b->cursor))) {
+		pr_warn("fleet: the bans script failed: %s\n",
+			r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		return;
+	}
+	apply_pairs(f, r, 1, true);
+	if (!b->cursor[0])
+		return; /* restarted by the pull */
+	memcpy(b->cursor, r->element[0]->str, r->element[0]->len + 1);
+	if (!strcmp(b->cursor, "0")) {
+		b->cursor[0] = '\0';
+		fg_fleet_end_scan(f);
+	}
+}
+
+static bool is_noscript(const redisReply *r)
+{
+	return r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
+}
+
+int fg_fleet_bans_read(struct fg_fleet *f)
+{
+	struct fleet_bans *b = &f->bans;
+	redisReply *r;
+	int ret = 0;
+	unsigned int i;
+
+	for (i = 0; i < b->pending + b->pull_pending + b->scan_pending; i++) {
+		if (redisGetReply(f->redis, (void **)&r) != REDIS_OK)
+			return -1;
+		if (is_noscript(r)) {
+			ret = 1;
+			b->push_all |= i < b->pending;
+		} else if (i < b->pending) {
+			if (r->type == REDIS_REPLY_ERROR) {
+				pr_warn("fleet: the bans script failed: %s\n", r->str);
+				b->push_all = true;
+			}
+		} else if (i == b->pending && b->pull_pending) {
+			read_pull(f, r);
+		} else {
+			read_scan(f, r);
+		}
+		freeReplyObject(r);
+	}
+	b->pending = 0;
+	b->pull_pending = b->scan_pending = false;
+	if (b->dirty)
+		fg_fleet_state_save(f);
+	return ret;
+}
+
+/* --- between syncs ------------------------------------------------------------------ */
 
 struct unpublished_walk {
 	const struct fg_fleet *f;
@@ -252,14 +408,14 @@ static int find_unpublished(const void *key, const void *value, void *ctx)
 {
 	const struct fg_ban *ban = value;
 	struct unpublished_walk *w = ctx;
-	char member[MEMBER_LEN];
+	const struct fleet_entry *e;
 
 	if (++w->seen > BAN_POLL_MAX)
 		return 1;
 	if (ban->expires_ns <= w->now || ban->policy_id == FG_FLEET_BAN_POLICY_ID)
 		return 0;
-	ban_member(ban, key, member, sizeof(member));
-	w->found = !is_published(w->f->published, w->f->n_published, member);
+	e = fg_fleet_table_find(&w->f->bans.published, key);
+	w->found = !e || e->expires_ns != ban->expires_ns;
 	return w->found;
 }
 
@@ -272,4 +428,16 @@ bool fg_fleet_unpublished_ban(struct fg_fleet *f)
 	fg_map_for_each_entry(f->pinned.bans, sizeof(struct fg_src_lpm_key), sizeof(struct fg_ban),
 			      find_unpublished, &w);
 	return w.found;
+}
+
+void fg_fleet_bans_init(struct fg_fleet *f)
+{
+	fg_fleet_state_load(f);
+}
+
+void fg_fleet_bans_free(struct fg_fleet *f)
+{
+	fg_fleet_table_free(&f->bans.published);
+	fg_fleet_table_free(&f->bans.copies);
+	fg_fleet_free_protected(f);
 }

@@ -277,6 +277,12 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 			  "Local bans published to the fleet.", 0},
 			 {"fleet_bans_applied_total", "counter",
 			  "Fleet bans copied into the bans table.", 0},
+			 {"fleet_bans_refused_total", "counter",
+			  "Fleet bans from Redis refused: too wide, malformed, covering an "
+			  "[allow] prefix or an own address, past a reply's cap.",
+			  0},
+			 {"fleet_holds_capped_total", "counter",
+			  "Holds from Redis longer than 60 s, cut to 60 s.", 0},
 		 };
 	double values[ARRAY_SIZE(rows)];
 	struct fg_fleet_state st;
@@ -295,6 +301,8 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 	values[5] = (double)st.outages;
 	values[6] = (double)st.bans_published;
 	values[7] = (double)st.bans_applied;
+	values[8] = (double)st.bans_refused;
+	values[9] = (double)st.holds_capped;
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		row = &rows[i];
 		family(out, row->name, row->type, row->help);
