@@ -3,9 +3,11 @@
  * `floodgate run`: floodgate as a service. It loads (or adopts the instance
  * already pinned on the interface), then waits for signals in the
  * foreground: SIGHUP reloads the config live, SIGTERM and SIGINT end it and
- * unload unless --keep. The datapath never depends on this process: if it
- * dies, the pinned program keeps enforcing the last policy, and the next
- * `run` adopts it. Readiness and the watchdog go through sd_notify(3).
+ * unload unless --keep. Meanwhile it keeps `own_addrs` current as the
+ * host's addresses change (service/addrwatch.c). The datapath never
+ * depends on this process: if it dies, the pinned program keeps enforcing
+ * the last policy, and the next `run` adopts it. Readiness and the
+ * watchdog go through sd_notify(3).
  */
 #include <errno.h>
 #include <limits.h>
