@@ -16,7 +16,7 @@ packages=(
 	libsystemd-dev libmicrohttpd-dev prometheus
 	iperf3 iputils-ping
 	libhiredis-dev redis-server socat openssl
-	libjansson-dev
+	libjansson-dev libmnl-dev
 )
 case "${1:-}" in
 '') ;;

@@ -29,6 +29,10 @@ lab_enter() {
 	# Named netns live as files in /run/netns: keep ours off the host's.
 	mkdir -p /run/netns
 	mount -t tmpfs tmpfs /run/netns
+	# floodgate's state (bans by hand) too: a lab's bans never reach the
+	# host's /var/lib/floodgate, nor another lab's.
+	mkdir -p /var/lib/floodgate
+	mount -t tmpfs -o mode=0700 tmpfs /var/lib/floodgate
 	ip link set lo up
 }
 

@@ -12,6 +12,7 @@
 #include "maps/lpmkey.h"
 #include "maps/pinned.h"
 #include "ops/bans.h"
+#include "ops/banstore.h"
 
 /* An IPv4-mapped IPv6 prefix (::ffff:a.b.c.d, /96 or longer) is the IPv4
  * prefix it maps: the datapath keys IPv4 sources as IPv4, so a ban of the
@@ -136,7 +137,14 @@ int fg_ban(const char *ifname, const char *target, const char *duration, bool fo
 	    fg_open_loaded(ifname, &pinned, err))
 		return -1;
 	warn_if_allowed(&pinned, &cidr, shown->text);
-	ret = add_ban(&pinned, &cidr, &ban, err);
+	/* The state file first: a bad one refuses the ban, the map unchanged. */
+	ret = fg_banstore_record(ifname, &cidr, &ban, err);
+	if (!ret && add_ban(&pinned, &cidr, &ban, err)) {
+		struct fg_err ignored = {0};
+
+		fg_banstore_forget(ifname, &cidr, &ignored);
+		ret = -1;
+	}
 	fg_pinned_close(&pinned);
 	return ret;
 }
@@ -152,7 +160,9 @@ int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown
 	if (parse_target(target, &cidr, shown, err) || fg_open_loaded(ifname, &pinned, err))
 		return -1;
 	key = fg_ban_key_of_cidr(&cidr);
-	if (bpf_map_delete_elem(pinned.bans, &key))
+	if (fg_banstore_forget(ifname, &cidr, err))
+		ret = -1;
+	else if (bpf_map_delete_elem(pinned.bans, &key))
 		ret = errno == ENOENT ? fg_fail(err, FG_ERR_STATE, "%s is not banned on %s",
 						shown->text, ifname)
 				      : fg_fail(err, FG_ERR_SYSTEM, "cannot remove the ban: %s",

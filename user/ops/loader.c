@@ -21,8 +21,10 @@
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
+#include "ops/banstore.h"
 #include "ops/hostscope.h"
 #include "ops/loader.h"
+#include "ops/ownaddrs.h"
 #include "ops/steps.h"
 #include "maps/runtime.h"
 #include "ops/upgrade.h"
@@ -123,6 +125,23 @@ static int check_existing(const char *ifname, unsigned int ifindex, const char *
 	return 0;
 }
 
+/* The host's own state in the maps of `pin_dir`, before the program sees
+ * a packet: its addresses (never banned) and the bans by hand of the state
+ * file (a bad file fails the load). */
+static int restore_host_state(const char *ifname, const char *pin_dir, struct fg_err *err)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	int ret;
+
+	if (fg_pinned_open(pin_dir, &pinned, err))
+		return -1;
+	ret = fg_own_addrs_sync(pinned.own_addrs, err);
+	if (!ret)
+		ret = fg_banstore_restore(ifname, pinned.bans, err);
+	fg_pinned_close(&pinned);
+	return ret;
+}
+
 /* Opens the object on the staging folder's maps and attaches its program
  * at rt's hook, filling in what rt records of the attachment. */
 static int attach_staged(const char *stage, const struct fg_config *cfg, struct fg_runtime *rt,
@@ -165,7 +184,8 @@ static int stage_and_attach(const char *ifname, const struct fg_config *cfg,
 	if (mkdir(stage, 0700))
 		return fg_fail(err, FG_ERR_SYSTEM, "cannot create %s: %s", stage, strerror(errno));
 	fg_test_die_at("staged");
-	if (create_maps(stage, cfg, compiled, rt, host_fd, err) || fg_host_publish(stage, cfg, err))
+	if (create_maps(stage, cfg, compiled, rt, host_fd, err) ||
+	    fg_host_publish(stage, cfg, err) || restore_host_state(ifname, stage, err))
 		return -1;
 	fg_test_die_at("maps");
 	if (attach_staged(stage, cfg, rt, err))
@@ -267,6 +287,8 @@ int fg_load(const struct fg_load_opts *opts, struct fg_load_result *res, struct 
 		/* Another build's layout: take over from it (ops/upgrade.c). */
 		res->upgraded = true;
 		ret = fg_upgrade(res->ifname, pin_dir, cfg, compiled, err);
+		if (!ret)
+			ret = restore_host_state(res->ifname, pin_dir, err);
 		goto out;
 	}
 	ret = load_locked(res->ifname, opts->config_path, cfg, compiled, &rt, err);

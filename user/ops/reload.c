@@ -17,6 +17,7 @@
 #include "maps/runtime.h"
 #include "ops/hostscope.h"
 #include "ops/loader.h"
+#include "ops/ownaddrs.h"
 #include "ops/steps.h"
 #include "ops/upgrade.h"
 #include "policy/policy.h"
@@ -142,6 +143,16 @@ static int push_reload(const char *ifname, struct fg_pinned *pinned,
 	return 0;
 }
 
+/* The host's addresses may have changed since the load; the new policy
+ * is in force whatever comes of their sync. */
+static void refresh_own_addrs(const char *pin_dir)
+{
+	struct fg_err err = {0};
+
+	if (fg_own_addrs_sync_dir(pin_dir, &err))
+		pr_warn("Warning: %s\n", err.msg);
+}
+
 /* The checks and the push, on the pins of this build's layout. */
 static int reload_loaded(const char *ifname, const char *path, const struct fg_config *cfg,
 			 struct fg_compiled **compiled, struct fg_err *err)
@@ -190,9 +201,11 @@ int fg_reload(const char *ifname, const char *config_path, struct fg_reload_resu
 		ret = fg_step_compile(cfg, config_path, 0, &compiled, err);
 		if (!ret)
 			ret = fg_upgrade(ifname, pin_dir, cfg, compiled, err);
-		goto out;
+	} else {
+		ret = reload_loaded(ifname, config_path, cfg, &compiled, err);
 	}
-	ret = reload_loaded(ifname, config_path, cfg, &compiled, err);
+	if (!ret)
+		refresh_own_addrs(pin_dir);
 out:
 	if (lock_fd >= 0)
 		close(lock_fd);

@@ -3,9 +3,11 @@
  * `floodgate run`: floodgate as a service. It loads (or adopts the instance
  * already pinned on the interface), then waits for signals in the
  * foreground: SIGHUP reloads the config live, SIGTERM and SIGINT end it and
- * unload unless --keep. The datapath never depends on this process: if it
- * dies, the pinned program keeps enforcing the last policy, and the next
- * `run` adopts it. Readiness and the watchdog go through sd_notify(3).
+ * unload unless --keep. Meanwhile it keeps `own_addrs` current as the
+ * host's addresses change (service/addrwatch.c). The datapath never
+ * depends on this process: if it dies, the pinned program keeps enforcing
+ * the last policy, and the next `run` adopts it. Readiness and the
+ * watchdog go through sd_notify(3).
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +31,7 @@
 #include "maps/pinned.h"
 #include "ops/loader.h"
 #include "policy/readback.h"
+#include "service/addrwatch.h"
 #include "service/daemon.h"
 #include "service/fleet.h"
 #include "service/metrics.h"
@@ -248,21 +253,37 @@ enum fg_run_end {
 	FG_RUN_UNLOADED, /* floodgate was unloaded by someone else */
 };
 
+/* Waits up to `timeout_ms` for a signal (read from `sig_fd`, a signalfd
+ * of the blocked ones), following the host's addresses meanwhile. Returns
+ * the signal, or 0. */
+static int wait_signal(int sig_fd, struct fg_addr_watch *addrs, int timeout_ms)
+{
+	struct pollfd fds[2] = {{.fd = sig_fd, .events = POLLIN},
+				{.fd = fg_addr_watch_fd(addrs), .events = POLLIN}};
+	struct signalfd_siginfo info;
+
+	if (poll(fds, 2, timeout_ms) <= 0)
+		return 0;
+	if (fds[1].revents)
+		fg_addr_watch_drain(addrs);
+	if ((fds[0].revents & POLLIN) && read(sig_fd, &info, sizeof(info)) == sizeof(info))
+		return (int)info.ssi_signo;
+	return 0;
+}
+
 /* Waits for signals; returns when told to stop, or when floodgate was
  * unloaded behind our back (then there is nothing left to serve). A
  * reload that fails leaves the running policy, and the service, as they
  * were. */
-static enum fg_run_end serve(const struct fg_run_opts *opts, const sigset_t *signals,
-			     struct fg_fleet **fleet)
+static enum fg_run_end serve(const struct fg_run_opts *opts, int sig_fd,
+			     struct fg_addr_watch *addrs, struct fg_fleet **fleet)
 {
-	struct timespec poll = fg_timespec_of(POLL_NS);
-	uint64_t watchdog_usec = 0;
-	siginfo_t info;
+	uint64_t poll_ns = POLL_NS, watchdog_usec = 0;
 
 	if (sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec / 2 * 1000 < POLL_NS)
-		poll = fg_timespec_of(watchdog_usec / 2 * FG_NS_PER_US);
+		poll_ns = watchdog_usec / 2 * FG_NS_PER_US;
 	for (;;) {
-		int sig = sigtimedwait(signals, &info, &poll);
+		int sig = wait_signal(sig_fd, addrs, (int)(poll_ns / FG_NS_PER_MS));
 		struct fg_err err = {0};
 
 		if (sig == SIGTERM || sig == SIGINT) {
@@ -305,29 +326,43 @@ static void block_signals(sigset_t *signals)
 int fg_run(const struct fg_run_opts *opts, struct fg_err *err)
 {
 	struct fg_metrics *metrics = NULL;
+	struct fg_addr_watch *addrs = NULL;
 	struct fg_fleet *fleet = NULL;
+	struct fg_err watch_err = {0};
 	enum fg_run_end end;
 	sigset_t signals;
+	int sig_fd;
 
 	fg_log_journal = stderr_is_journal();
 	block_signals(&signals);
+	sig_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+	if (sig_fd < 0)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot wait for signals: %s", strerror(errno));
 	/* The endpoint first: an address in use must fail before anything
 	 * on the system changes. */
-	if (opts->metrics_addr && fg_metrics_start(opts->metrics_addr, opts->ifname, &metrics, err))
+	if (opts->metrics_addr &&
+	    fg_metrics_start(opts->metrics_addr, opts->ifname, &metrics, err)) {
+		close(sig_fd);
 		return -1;
+	}
 	if (load_or_adopt(opts, err)) {
 		sd_notifyf(0, "STATUS=cannot load on %s", opts->ifname);
 		fg_metrics_stop(metrics);
+		close(sig_fd);
 		return -1;
 	}
+	if (fg_addr_watch_start(opts->ifname, &addrs, &watch_err))
+		pr_warn("Error: %s (own_addrs keeps the addresses of the load)\n", watch_err.msg);
 	pr_warn("enforcing on %s%s%s\n", opts->ifname, metrics ? ", metrics on " : "",
 		metrics ? opts->metrics_addr : "");
 	sd_notifyf(0, "READY=1\nSTATUS=enforcing on %s\nMAINPID=%lu", opts->ifname,
 		   (unsigned long)getpid());
 
 	start_fleet(opts, &fleet);
-	end = serve(opts, &signals, &fleet);
+	end = serve(opts, sig_fd, addrs, &fleet);
 	sd_notify(0, "STOPPING=1");
+	close(sig_fd);
+	fg_addr_watch_stop(addrs);
 	fg_fleet_stop(fleet);
 	fg_metrics_stop(metrics);
 	if (end == FG_RUN_UNLOADED)
