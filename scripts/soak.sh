@@ -58,7 +58,7 @@ T0=$(date +%s.%N)
 REAL_T0=
 LAST_ACTION=setup
 VARIANT=0
-declare -A ACTION_COUNT CHECK_COUNT CHECK_SECONDS BAN_EXPIRY
+declare -A ACTION_COUNT CHECK_COUNT CHECK_SECONDS BAN_EXPIRY BREACH_SEEN REPEATS
 BREACHES=()
 RSS_SAMPLES=()
 STEADY_PINS= STEADY_BPF= FD_BASE= BPF_BEFORE=
@@ -92,19 +92,29 @@ say() { echo "[$(elapsed) s] $*"; }
 # main shell: a subshell would not advance $RANDOM.)
 pick() { R=$((RANDOM % $1)); }
 
-# breach INVARIANT MESSAGE: records an invariant broken, with its time.
+# breach INVARIANT MESSAGE [DETAIL]: records an invariant broken, with its
+# time. The same breach again (the same DETAIL, digits aside: a resurrected
+# ban stays resurrected) is counted, not listed again.
 breach() {
-	local msg="$(elapsed) s ($(date +%T)) $1, after '$LAST_ACTION': $2"
-	BREACHES+=("$msg")
+	local msg="$(elapsed) s ($(date +%T)) $1, after '$LAST_ACTION': $2" key
+	key="$1 $(tr -d '0-9' <<<"${3:-}")"
 	echo "BREACH $msg"
+	[ -n "${3:-}" ] && echo "$3"
+	if [ -n "${BREACH_SEEN[$key]:-}" ]; then
+		REPEATS[$1]=$((${REPEATS[$1]:-0} + 1))
+		return
+	fi
+	BREACH_SEEN[$key]=1
+	BREACHES+=("$msg")
+	[ -n "${3:-}" ] && BREACHES+=("$3")
 }
 
 # invariant NAME DESCRIPTION COMMAND...: one check of an invariant.
 invariant() {
-	local name=$1 desc=$2 t=$EPOCHREALTIME
+	local name=$1 desc=$2 t=$EPOCHREALTIME out
 	shift 2
 	CHECK_COUNT[$name]=$((${CHECK_COUNT[$name]:-0} + 1))
-	"$@" || breach "$name" "$desc"
+	out=$("$@") || breach "$name" "$desc" "$out"
 	CHECK_SECONDS[$name]=$(calc "${CHECK_SECONDS[$name]:-0} + $EPOCHREALTIME - $t")
 }
 
@@ -153,7 +163,7 @@ start_run() {
 	RUN_N=$((RUN_N + 1))
 	"$CUR_FG" run fgA -c "$CONF" --keep --metrics "$METRICS" >"$WORK/run.$RUN_N.log" 2>&1 &
 	RUN_PID=$!
-	wait_until 20 grep -q "^enforcing on fgA" "$WORK/run.$RUN_N.log"
+	wait_until 20 grep -qs "^enforcing on fgA" "$WORK/run.$RUN_N.log"
 }
 
 # stop_run SIGNAL: stops the daemon; with SIGTERM (--keep) it must exit 0.
@@ -251,20 +261,9 @@ ban_state() {
 
 pin_count() { find /sys/fs/bpf -mindepth 1 | wc -l; }
 
-# bpf_ours: programs and maps held by no process but the daemon (pinned,
-# attached, or the daemon's): ours, not the generators' nor those of other
-# users of this machine, whose objects name their process. One a line.
-bpf_ours() {
-	local kind
-	for kind in prog map; do
-		bpftool -j "$kind" show | python3 -c '
-import json, sys
-ours = set(sys.argv[1].split())
-for o in json.load(sys.stdin):
-    if all(str(p["pid"]) in ours for p in o.get("pids", [])):
-        print(sys.argv[2], o["id"], o.get("name", "-"), o["type"])' "${RUN_PID:-0}" "$kind"
-	done
-}
+# bpf_ours: the programs and maps no other process holds (tests/soak/bpf_ours.py),
+# one a line: floodgate's, not the generators' nor other users' of this machine.
+bpf_ours() { python3 "$REPO/tests/soak/bpf_ours.py" "${RUN_PID:-0}"; }
 bpf_count() { bpf_ours | wc -l; }
 
 # fga_pins: the pins of fgA (its folder, and a staging folder), and libxdp's.
@@ -274,11 +273,11 @@ fga_pin_count() { fga_pins | wc -l; }
 alive() { kill -0 "$RUN_PID" 2>/dev/null; }
 fd_count() { ls "/proc/$RUN_PID/fd" 2>/dev/null | wc -l; }
 
-# settled VAR FUNCTION: FUNCTION's count equals $VAR within 5 s (the kernel
-# frees programs and maps after an RCU grace period).
+# settled VAR FUNCTION: FUNCTION's count equals $VAR within 20 s (the kernel
+# frees programs and maps after an RCU grace period, slowly on a busy machine).
 settled() {
 	local want=${!1} fn=$2
-	wait_until 5 eval "[ \"\$($fn)\" -eq $want ]" || {
+	wait_until 20 eval "[ \"\$($fn)\" -eq $want ]" || {
 		echo "    $fn: $($fn), steady $want"
 		case $fn in
 		bpf_count) bpf_ours | sed 's/^/      /' ;;
@@ -495,8 +494,11 @@ for c in $(printf '%s\n' "${!CHECK_COUNT[@]}" | sort); do
 done
 echo "real source: $RATE/s, burst $BURST; the least headroom under burst + rate x t + 1:" \
 	"$(sort -g "$WORK/headroom" | head -n 1) packets"
+memory_flat
 echo "tables filled up to: sources4 $MAX_FILL4, sources $MAX_FILL6 entries"
 echo "daemon instances: $RUN_N; bans by hand made: $(printf '%s\n' "${!BAN_EXPIRY[@]}" | grep -c .)"
-echo "breaches: ${#BREACHES[@]}"
+echo "breaches: $(grep -c '^[0-9]' < <(printf '%s\n' "${BREACHES[@]}")) distinct$(for r in "${!REPEATS[@]}"; do
+	printf ', %s seen again %d times' "$r" "${REPEATS[$r]}"
+done)"
 for b in "${BREACHES[@]}"; do echo "  $b"; done
 [ "${#BREACHES[@]}" -eq 0 ] && [ "$FAILED" -eq 0 ]
