@@ -40,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test check-layers mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format
+.PHONY: all deps tests test check-layers mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format soak
 
 all: $(BUILD)/floodgate
 
@@ -216,6 +216,15 @@ bench:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/bench.sh
+
+# The fault-injection soak (scripts/soak.sh), minutes long, not part of
+# `make test`: `make soak SOAK_SECONDS=600 SOAK_SEED=24`.
+SOAK_SECONDS ?= 600
+SOAK_SEED ?= 24
+soak:
+	$(Q)scripts/install-deps.sh
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)SOAK_SECONDS=$(SOAK_SECONDS) SOAK_SEED=$(SOAK_SEED) scripts/soak.sh
 
 # The unit goes where systemd looks for a PREFIX (/usr/local/lib/systemd/system
 # by default), with the binary's path filled in. The sample config is not
