@@ -42,11 +42,13 @@
 	X(tiny_fragments, "tiny_fragments_total",                                                  \
 	  "First fragments too short to hold their L4 header, dropped.")                           \
 	X(ban_insert_failed, "ban_insert_failed_total",                                            \
-	  "Bans action = ban could not add (the bans table was full).")                            \
+	  "Bans action = ban could not add (its share of the bans table was full).")               \
 	X(events_suppressed, "events_suppressed_total",                                            \
 	  "Datapath events not emitted: over the events rate, or the ring was full.")              \
 	X(fleet_held, "fleet_held_packets_total",                                                  \
-	  "Packets of scope = fleet policies refused because the fleet holds their key.")
+	  "Packets of scope = fleet policies refused because the fleet holds their key.")         \
+	X(bans_unverified, "bans_unverified_total",                                                \
+	  "Refusals under action = ban that banned no one: no evidence the source can receive.")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

@@ -79,6 +79,11 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 "scope = fleet keys held by the fleet"},
 	{"fleet_state", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_fleet_state),
 	 FD_OF(fleet_state), NULL, false, NULL},
+	{"ban_strikes", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_src_lpm_key),
+	 sizeof(struct fg_ban_strike), FD_OF(ban_strikes), NULL, false,
+	 "strikes of policy bans (ban_factor)"},
+	{"ban_count", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_ban_count),
+	 FD_OF(ban_count), NULL, false, NULL},
 };
 /* clang-format on */
 const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "base/clock.h"
@@ -83,19 +85,45 @@ static void warn_if_allowed(const struct fg_pinned *pinned, const struct fg_cidr
 			target);
 }
 
+/* A policy's ban at `key` leaves `bans` (lifted, or replaced by a ban by
+ * hand): it leaves the policies' share too. The count is on a mapped page,
+ * so that this subtraction and the datapath's atomic adds do not lose one
+ * another's. */
+static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban *was)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct fg_ban_count *count;
+
+	if (!was->policy_id || pinned->ban_count < 0)
+		return;
+	count = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, pinned->ban_count, 0);
+	if (count == MAP_FAILED) {
+		pr_warn("Warning: cannot count the lifted ban out of the policies' share: %s\n",
+			strerror(errno));
+		return;
+	}
+	__atomic_fetch_sub(&count->policy_bans, 1, __ATOMIC_RELAXED);
+	munmap(count, page);
+}
+
 static int add_ban(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
 		   const struct fg_ban *ban, struct fg_err *err)
 {
 	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
+	struct fg_ban was = {0};
 
-	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY))
+	bpf_map_lookup_elem(pinned->bans, &key, &was);
+	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY)) {
+		policy_ban_gone(pinned, &was);
 		return 0;
+	}
 	if (errno == E2BIG || errno == ENOSPC || errno == ENOMEM)
-		return fg_fail(err, FG_ERR_SYSTEM,
-			       "cannot add the ban: the bans table is full (%d bans and strike "
-			       "records); list them with 'floodgate bans' and lift some with "
-			       "'floodgate unban'",
-			       FG_MAX_BANS);
+		return fg_fail(
+			err, FG_ERR_SYSTEM,
+			"cannot add the ban: the bans table is full (%d bans, %d of them kept "
+			"for bans by hand); list them with 'floodgate bans' and lift some "
+			"with 'floodgate unban'",
+			FG_MAX_BANS, FG_BANS_RESERVED_BY_HAND);
 	return fg_fail(err, FG_ERR_SYSTEM, "cannot add the ban to the bans map: %s",
 		       strerror(errno));
 }
@@ -146,17 +174,21 @@ int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_src_lpm_key key;
+	struct fg_ban was = {0};
 	struct fg_cidr cidr;
 	int ret = 0;
 
 	if (parse_target(target, &cidr, shown, err) || fg_open_loaded(ifname, &pinned, err))
 		return -1;
 	key = fg_ban_key_of_cidr(&cidr);
+	bpf_map_lookup_elem(pinned.bans, &key, &was);
 	if (bpf_map_delete_elem(pinned.bans, &key))
 		ret = errno == ENOENT ? fg_fail(err, FG_ERR_STATE, "%s is not banned on %s",
 						shown->text, ifname)
 				      : fg_fail(err, FG_ERR_SYSTEM, "cannot remove the ban: %s",
 						strerror(errno));
+	else
+		policy_ban_gone(&pinned, &was);
 	fg_pinned_close(&pinned);
 	return ret;
 }
