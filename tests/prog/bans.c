@@ -86,6 +86,7 @@ FG_PROG_TEST(test_bans_escalate)
 	assert_int_equal(xdp_passed(skel, t + SEC, &a6, 3), 0);
 	assert_int_equal(global_stats(skel).bans_added, 4);
 	assert_int_equal(global_stats(skel).banned, 5 + 1 + 3);
+	assert_int_equal(policy_bans(skel), 2); /* the /24 (its third ban) and the /64 */
 	floodgate_bpf__destroy(skel);
 }
 

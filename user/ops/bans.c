@@ -106,13 +106,25 @@ static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban 
 	munmap(count, page);
 }
 
+/* The ban at exactly `cidr`, or a zeroed record: a lookup in the trie
+ * answers with the longest prefix that holds it, maybe a shorter one. */
+static struct fg_ban ban_at(const struct fg_pinned *pinned, const struct fg_cidr *cidr)
+{
+	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
+	struct fg_ban ban = {0};
+
+	if (bpf_map_lookup_elem(pinned->bans, &key, &ban) || ban.family != cidr->family ||
+	    ban.prefix_len != cidr->prefix_len)
+		memset(&ban, 0, sizeof(ban));
+	return ban;
+}
+
 static int add_ban(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
 		   const struct fg_ban *ban, struct fg_err *err)
 {
 	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
-	struct fg_ban was = {0};
+	const struct fg_ban was = ban_at(pinned, cidr);
 
-	bpf_map_lookup_elem(pinned->bans, &key, &was);
 	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY)) {
 		policy_ban_gone(pinned, &was);
 		return 0;
@@ -174,14 +186,14 @@ int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_src_lpm_key key;
-	struct fg_ban was = {0};
+	struct fg_ban was;
 	struct fg_cidr cidr;
 	int ret = 0;
 
 	if (parse_target(target, &cidr, shown, err) || fg_open_loaded(ifname, &pinned, err))
 		return -1;
 	key = fg_ban_key_of_cidr(&cidr);
-	bpf_map_lookup_elem(pinned.bans, &key, &was);
+	was = ban_at(&pinned, &cidr);
 	if (bpf_map_delete_elem(pinned.bans, &key))
 		ret = errno == ENOENT ? fg_fail(err, FG_ERR_STATE, "%s is not banned on %s",
 						shown->text, ifname)
