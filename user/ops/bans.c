@@ -2,6 +2,7 @@
 /* `ban` and `unban`: the `bans` trie by hand. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "config/values.h"
+#include "maps/batch.h"
 #include "maps/loaded.h"
 #include "maps/lpmkey.h"
 #include "maps/pinned.h"
@@ -203,4 +205,52 @@ int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown
 		policy_ban_gone(&pinned, &was);
 	fg_pinned_close(&pinned);
 	return ret;
+}
+
+struct ban_tally {
+	int fd;
+	__u64 now;
+	__s64 by_policy;
+	struct fg_src_lpm_key *ended; /* deleted after the walk, which they would restart */
+	size_t n_ended, cap;
+};
+
+static int tally_ban(const void *key, void *ctx)
+{
+	struct ban_tally *t = ctx;
+	struct fg_ban ban;
+
+	if (bpf_map_lookup_elem(t->fd, key, &ban))
+		return 0;
+	if (ban.expires_ns > t->now) {
+		t->by_policy += ban.policy_id != 0;
+		return 0;
+	}
+	if (t->n_ended == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct fg_src_lpm_key *grown = realloc(t->ended, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		t->ended = grown;
+		t->cap = cap;
+	}
+	memcpy(&t->ended[t->n_ended++], key, sizeof(*t->ended));
+	return 0;
+}
+
+int fg_bans_recount(int bans_fd, int count_fd)
+{
+	struct ban_tally t = {.fd = bans_fd, .now = fg_monotonic_ns()};
+	struct fg_ban_count count;
+	__u32 zero = 0;
+	int err = fg_map_for_each_key(bans_fd, sizeof(struct fg_src_lpm_key), tally_ban, &t);
+
+	while (t.n_ended)
+		bpf_map_delete_elem(bans_fd, &t.ended[--t.n_ended]);
+	free(t.ended);
+	if (err)
+		return err;
+	count.policy_bans = t.by_policy;
+	return bpf_map_update_elem(count_fd, &zero, &count, BPF_ANY) ? -errno : 0;
 }

@@ -35,6 +35,7 @@
 #include "maps/batch.h"
 #include "attach/hook.h"
 #include "floodgate.skel.h"
+#include "ops/bans.h"
 #include "ops/hostscope.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -239,64 +240,20 @@ static int copy_ban(const void *key, void *ctx)
 	return 0;
 }
 
-struct ban_tally {
-	int fd;
-	__u64 now;
-	__s64 by_policy;
-	struct fg_src_lpm_key *expired; /* deleted after the walk, which they would restart */
-	size_t n_expired, cap;
-};
-
-/* Counts a policy's ban in force; notes an expired record, which in a
- * shared trie of a layout before `ban_strikes` is a strike record that
- * could stay for good. */
-static int tally_ban(const void *key, void *ctx)
-{
-	struct ban_tally *t = ctx;
-	struct fg_ban ban;
-
-	if (bpf_map_lookup_elem(t->fd, key, &ban))
-		return 0;
-	if (ban.expires_ns > t->now) {
-		t->by_policy += ban.policy_id != 0;
-		return 0;
-	}
-	if (t->n_expired == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 256;
-		struct fg_src_lpm_key *grown = realloc(t->expired, cap * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		t->expired = grown;
-		t->cap = cap;
-	}
-	memcpy(&t->expired[t->n_expired++], key, sizeof(*t->expired));
-	return 0;
-}
-
 /* A count of policy bans that could not be shared is counted anew from the
  * new program's bans. (Shared bans that an old program without a count adds
  * meanwhile are not in it: the count then errs low by those few.) */
 static int recount_policy_bans(struct upgrade *u)
 {
-	struct ban_tally t = {.fd = bpf_map__fd(u->skel->maps.bans), .now = fg_monotonic_ns()};
-	struct fg_ban_count count;
-	__u32 zero = 0;
 	int err;
 
 	if (old_of(u, "ban_count")->kept)
 		return 0;
-	err = fg_map_for_each_key(t.fd, sizeof(struct fg_src_lpm_key), tally_ban, &t);
-	while (t.n_expired)
-		bpf_map_delete_elem(t.fd, &t.expired[--t.n_expired]);
-	free(t.expired);
-	if (err)
-		return err;
-	count.policy_bans = t.by_policy;
-	if (bpf_map_update_elem(bpf_map__fd(u->skel->maps.ban_count), &zero, &count, BPF_ANY))
-		return -errno;
-	note(u->converted, "the count of policy bans (recounted)");
-	return 0;
+	err = fg_bans_recount(bpf_map__fd(u->skel->maps.bans),
+			      bpf_map__fd(u->skel->maps.ban_count));
+	if (!err)
+		note(u->converted, "the count of policy bans (recounted)");
+	return err;
 }
 
 /* Bans that could not be shared: the ones in force copied entry by entry,
