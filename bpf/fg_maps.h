@@ -303,5 +303,25 @@ struct {
 	__type(value, struct fg_source_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } known4 SEC(".maps");
+/* The strikes of policy bans (include/floodgate_lists.h): apart from the
+ * trie of bans, and reclaimed on their own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FG_MAX_BAN_STRIKES);
+	__type(key, struct fg_src_lpm_key);
+	__type(value, struct fg_ban_strike);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ban_strikes SEC(".maps");
+
+/* How many bans of `bans` policies made; mmapable so that `unban` can take
+ * one atomically. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct fg_ban_count);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} ban_count SEC(".maps");
 
 #endif /* FG_MAPS_H */

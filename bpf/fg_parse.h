@@ -20,6 +20,7 @@ struct fg_packet {
 	__u8 saddr[16];
 	__u8 l3_offset; /* where the IP header starts */
 	__u32 segments; /* wire packets it stands for: gso_segs at tc, else 1 */
+	__u8 daddr[16]; /* for the socket lookup of a ban's evidence (fg_access.h) */
 };
 
 enum fg_parse_result {
@@ -251,6 +252,7 @@ static __always_inline enum fg_parse_result fg_parse_ipv6(void *cursor, void *da
 	pkt->family = FG_FAMILY_IPV6;
 	pkt->proto = ip6h->nexthdr;
 	__builtin_memcpy(pkt->saddr, &ip6h->saddr, 16);
+	__builtin_memcpy(pkt->daddr, &ip6h->daddr, 16);
 	walked = fg_walk_ipv6_ext(&l4, data_end, pkt, &frag_id);
 	if (walked == -2)
 		return FG_PARSE_EXT_OVERFLOW;
@@ -306,6 +308,7 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 		pkt->family = FG_FAMILY_IPV4;
 		pkt->proto = iph->protocol;
 		__builtin_memcpy(pkt->saddr, &iph->saddr, 4);
+		__builtin_memcpy(pkt->daddr, &iph->daddr, 4);
 		/* Only the first fragment carries the L4 header. */
 		if (iph->frag_off & bpf_htons(0x1fff))
 			return fg_follow_first_fragment(pkt, iph->id, &iph->daddr, 4);

@@ -42,11 +42,10 @@
 #include "fg_charge.h"
 
 /* Applies one policy to the packet and counts the outcome. Returns
- * FG_VERDICT_DROP only for a refusal under action = drop. */
-static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set, __u32 slot,
-						__u32 index, const struct fg_packet *pkt,
-						__u64 pkt_len, __u64 now,
-						struct fg_global_stats *gstats)
+ * FG_VERDICT_PASS, FG_VERDICT_DROP or FG_VERDICT_DROP_AND_BAN. */
+static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot, __u32 index,
+				    const struct fg_packet *pkt, __u64 pkt_len, __u64 now,
+				    struct fg_global_stats *gstats)
 {
 	const struct fg_policy *policy = &set->policies[index];
 	__u32 stats_index = slot * FG_MAX_POLICIES + index;
@@ -55,6 +54,7 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 	struct fg_source_key key = {};
 	__u32 zero = 0;
 	__u64 cost = pkt->segments;
+	bool fleet_refused = false;
 	int admitted;
 
 	if (!pstats)
@@ -71,6 +71,7 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 		/* Not charged locally: the fleet already counted it. */
 		gstats->fleet_held++;
 		admitted = 0;
+		fleet_refused = true;
 	} else {
 		admitted = fg_charge(policy, &key, now, cost, fleet, gstats);
 		if (admitted < 0)
@@ -92,9 +93,11 @@ static __always_inline enum fg_verdict fg_apply(const struct fg_policy_set *set,
 	}
 	pstats->dropped_packets++;
 	pstats->dropped_bytes += pkt_len;
-	if (policy->action == FG_ACTION_BAN && key.family != FG_FAMILY_OVERFLOW &&
+	/* A refusal the fleet made (a hold, or Redis down under
+	 * on_redis_down = closed) says nothing about this source: no ban. */
+	if (policy->action == FG_ACTION_BAN && !fleet_refused && key.family != FG_FAMILY_OVERFLOW &&
 	    policy->key_kind != FG_KEY_GLOBAL)
-		fg_ban(policy, &key, now, gstats);
+		return fg_ban_wanted(policy, pkt, gstats);
 	return FG_VERDICT_DROP;
 }
 
@@ -117,6 +120,26 @@ __noinline int fg_apply_layer(__u32 slot, __u32 index, const struct fg_packet *p
 	if (!pkt || !gstats || !set || index >= FG_MAX_POLICIES)
 		return FG_VERDICT_PASS;
 	return fg_apply(set, slot, index, pkt, pkt_len, now, gstats);
+}
+
+/* Bans the packet's source under layer `index`, whose refusal asked for it
+ * and found the evidence: a global function, like fg_apply_layer, and off
+ * the path of every packet the layers admit. */
+__noinline int fg_ban_layer(__u32 slot, __u32 index, const struct fg_packet *pkt, __u64 now)
+{
+	struct fg_global_stats *gstats;
+	struct fg_policy_set *set;
+	struct fg_source_key key = {};
+	__u32 zero = 0;
+
+	slot &= FG_POLICY_SLOTS - 1;
+	gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	set = bpf_map_lookup_elem(&policy_sets, &slot);
+	if (!pkt || !gstats || !set || index >= FG_MAX_POLICIES)
+		return 0;
+	fg_make_key(&set->policies[index], pkt, &key);
+	fg_ban(&set->policies[index], &key, pkt, now, gstats);
+	return 0;
 }
 
 /* What a step of fg_process returns when it leaves the packet to the next
@@ -264,11 +287,12 @@ static __always_inline __u32 fg_tc_segments(struct __sk_buff *skb)
 }
 
 /* Parses and judges a packet: at tc `skb`, at XDP `data`..`data_end` (skb
- * NULL). The parse comes after the map lookups: the verifier then explores
- * fewer states (parsed in the entry points first, fg_xdp cost it a fifth
- * more). */
-static __always_inline enum fg_verdict fg_process(struct fg_packet *pkt, struct __sk_buff *skb,
-						  void *data, void *data_end, __u64 pkt_len)
+ * NULL). `ctx` is the program's context (struct xdp_md or __sk_buff), for
+ * the socket lookup of a ban's evidence. The parse comes after the map lookups: the verifier then
+ * explores fewer states (parsed in the entry points first, fg_xdp cost it a fifth more). */
+static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *pkt,
+						  struct __sk_buff *skb, void *data, void *data_end,
+						  __u64 pkt_len)
 {
 	enum fg_parse_result parsed;
 	struct fg_global_stats *gstats;
@@ -277,7 +301,7 @@ static __always_inline enum fg_verdict fg_process(struct fg_packet *pkt, struct 
 	struct fg_clock clock = {};
 	__u32 zero = 0, slot, index, i;
 	__u64 candidates, now;
-	int verdict;
+	int verdict, refused;
 
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
 	rt = bpf_map_lookup_elem(&runtime, &zero);
@@ -323,8 +347,16 @@ static __always_inline enum fg_verdict fg_process(struct fg_packet *pkt, struct 
 		asm volatile("" : "+r"(index));
 		if (index >= FG_MAX_POLICIES)
 			break;
-		if (fg_apply_layer(slot, index, pkt, pkt_len, now) == FG_VERDICT_DROP)
-			return FG_VERDICT_DROP;
+		refused = fg_apply_layer(slot, index, pkt, pkt_len, now);
+		if (refused == FG_VERDICT_PASS)
+			continue;
+		if (refused == FG_VERDICT_DROP_AND_BAN) {
+			if (pkt->proto != IPPROTO_TCP || fg_tcp_established(ctx, pkt))
+				fg_ban_layer(slot, index, pkt, now);
+			else
+				gstats->bans_unverified++;
+		}
+		return FG_VERDICT_DROP;
 	}
 	return FG_VERDICT_PASS;
 }
@@ -339,7 +371,7 @@ int fg_xdp(struct xdp_md *ctx)
 
 	if (fg_test_clock && fg_test_wire_len)
 		pkt_len = fg_test_wire_len;
-	if (fg_process(&pkt, NULL, data, data_end, pkt_len) == FG_VERDICT_DROP)
+	if (fg_process(ctx, &pkt, NULL, data, data_end, pkt_len) == FG_VERDICT_DROP)
 		return XDP_DROP;
 	return XDP_PASS;
 }
@@ -350,7 +382,7 @@ int fg_tc(struct __sk_buff *skb)
 	struct fg_packet pkt = {};
 
 	pkt.segments = fg_tc_segments(skb);
-	if (fg_process(&pkt, skb, NULL, NULL, skb->len) == FG_VERDICT_DROP)
+	if (fg_process(skb, &pkt, skb, NULL, NULL, skb->len) == FG_VERDICT_DROP)
 		return TC_ACT_SHOT;
 	return TC_ACT_OK;
 }

@@ -42,7 +42,7 @@
 	X(tiny_fragments, "tiny_fragments_total",                                                  \
 	  "First fragments too short to hold their L4 header, dropped.")                           \
 	X(ban_insert_failed, "ban_insert_failed_total",                                            \
-	  "Bans action = ban could not add (the bans table was full).")                            \
+	  "Bans action = ban could not add (its share of the bans table was full).")               \
 	X(events_suppressed, "events_suppressed_total",                                            \
 	  "Datapath events not emitted: over the events rate, or the ring was full.")              \
 	X(fleet_held, "fleet_held_packets_total",                                                  \
@@ -50,7 +50,9 @@
 	X(fragment_orphans, "fragment_orphans_total",                                              \
 	  "Later fragments whose first was not seen, dropped because a policy matches on ports.")   \
 	X(sources_promoted, "sources_promoted_total",                                              \
-	  "IPv4 sources known long enough moved to the table a flood cannot churn (known4).")
+	  "IPv4 sources known long enough moved to the table a flood cannot churn (known4).")   \
+	X(bans_unverified, "bans_unverified_total",                                                \
+	  "Refusals under action = ban that banned no one: no evidence the source can receive.")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

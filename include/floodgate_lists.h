@@ -29,8 +29,9 @@ enum fg_access {
 #define FG_MAX_ACCESS_PREFIXES 4096
 
 /* Value of the `bans` LPM trie. Its key is a struct fg_src_lpm_key with
- * slot 0: bans outlive reloads. An expired entry is kept so that a repeat
- * offender's next ban is longer (ban_factor). */
+ * slot 0: bans outlive reloads. The trie holds bans only: an expired one
+ * is deleted by the first packet that meets it, and what a repeat offence
+ * needs (ban_factor) lives in `ban_strikes`. */
 struct fg_ban {
 	__u64 expires_ns;  /* bpf_ktime_get_ns() scale; ~0 = until unbanned */
 	__u64 duration_ns; /* length of the latest ban */
@@ -47,8 +48,36 @@ struct fg_ban {
 };
 #define FG_MAX_BANS 65536
 
-/* How long an expired ban's record is kept to escalate a repeat offence
- * (ban_factor); after that the datapath deletes it when it meets it. */
+/* Bans by hand (and by the fleet) have this share of `bans` to themselves:
+ * the datapath adds a ban only while `ban_count` is below
+ * FG_MAX_POLICY_BANS, so `floodgate ban` works when policies have filled
+ * their share. */
+#define FG_BANS_RESERVED_BY_HAND 4096
+#define FG_MAX_POLICY_BANS	 (FG_MAX_BANS - FG_BANS_RESERVED_BY_HAND)
+
+/* Value of the one-entry, mmapable `ban_count` array: the bans action = ban
+ * holds in `bans`. The datapath adds one for a ban it inserts and takes
+ * one for a policy's ban it deletes; `unban` takes one for a policy's ban
+ * (an atomic add on the mapped page). Signed: a race can only leave it
+ * too high, which the next deletions repair, or briefly low. */
+struct fg_ban_count {
+	__s64 policy_bans;
+};
+
+/* Value of the `ban_strikes` LRU hash, keyed like `bans`: the record of a
+ * prefix a policy banned, kept FG_BAN_STRIKE_TTL_NS past the end of its
+ * latest ban so that a repeat offence is banned longer (ban_factor). An
+ * LRU map: strikes of sources that never come back are reclaimed as new
+ * ones arrive, and never take room from bans. */
+struct fg_ban_strike {
+	__u64 last_expires_ns; /* when the latest ban ended or ends */
+	__u64 duration_ns;     /* its length */
+	__u32 strikes;	       /* how many times banned */
+	__u32 pad;
+};
+#define FG_MAX_BAN_STRIKES 65536
+
+/* How long a strike outlives its ban to escalate a repeat offence. */
 #define FG_BAN_STRIKE_TTL_NS (24ULL * 3600 * 1000000000ULL)
 
 /* Key of the `own_addrs` hash: an address on one of the host's interfaces,
@@ -64,6 +93,8 @@ struct fg_own_addr_key {
 
 _Static_assert(sizeof(struct fg_own_addr_key) == 20, "fg_own_addr_key");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
+_Static_assert(sizeof(struct fg_ban_strike) == 24, "fg_ban_strike");
+_Static_assert(sizeof(struct fg_ban_count) == 8, "fg_ban_count");
 #ifdef FG_TEST_LAYOUT_PAD
 _Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");
 #else

@@ -55,11 +55,13 @@ enum fg_key_kind {
 };
 
 enum fg_policy_flags {
-	FG_POLICY_BYTES = 1 << 0,     /* cost is the packet length, not 1 */
-	FG_POLICY_KEY_DPORT = 1 << 1, /* per = src/N+dport: the port is in the key */
-	FG_POLICY_FLEET = 1 << 2,     /* scope = fleet: counted in fleet_counts, held by
-				       * fleet_holds */
-	FG_POLICY_HOST = 1 << 3,      /* scope = host: state in host_sources, not sources */
+	FG_POLICY_BYTES = 1 << 0,	   /* cost is the packet length, not 1 */
+	FG_POLICY_KEY_DPORT = 1 << 1,	   /* per = src/N+dport: the port is in the key */
+	FG_POLICY_FLEET = 1 << 2,	   /* scope = fleet: counted in fleet_counts, held by
+					    * fleet_holds */
+	FG_POLICY_HOST = 1 << 3,	   /* scope = host: state in host_sources, not sources */
+	FG_POLICY_BAN_UNVERIFIED = 1 << 4, /* ban_unverified = yes: action = ban bans other
+					    * protocols than TCP without evidence */
 };
 
 /*

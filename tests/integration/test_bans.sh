@@ -19,6 +19,8 @@ per    = src/32 src/64
 rate   = 1/s
 burst  = 10
 action = ban 1h
+# UDP: no evidence the source can receive (test_ban_evidence.sh)
+ban_unverified = yes
 CONF
 
 lab_up
@@ -80,6 +82,12 @@ check "its neighbour in the /24 is dropped" test "$(received 1)" -eq 0
 expect_exit 0 "unban the /24" "$FLOODGATE" unban fgA 10.0.4.0/24
 count_sources 10.0.5.1 2001:db8:5::1 10.0.7.1 2001:db8:7::1
 
+# policy_bans: what the datapath's count of policy bans (`ban_count`) says.
+policy_bans() {
+	bpftool -j map dump pinned /sys/fs/bpf/floodgate/fgA/ban_count |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["formatted"]["value"]["policy_bans"])'
+}
+
 # --- by the policy --------------------------------------------------------
 flood_100 10.0.7.1 10.200.0.1
 flood_100 2001:db8:7::1 fd00:200::1
@@ -93,9 +101,13 @@ check "  ... for about the policy's 1h" time_left_near "$bans" 10.0.7.1/32 3600
 check "  ... the /64 too" time_left_near "$bans" 2001:db8:7::/64 3600
 check "the offenders kept only their burst" \
 	test "$(received 2)" -eq 10 -a "$(received 3)" -eq 10
+# 10.0.5.1/32 and 2001:db8:5::/64 (refused after their unban above), and
+# the two offenders here.
+check "the policies' share counts their 4 bans" test "$(policy_bans)" -eq 4
 # A ban the policy made can be lifted by hand like any other.
 expect_exit 0 "unban the policy-made IPv4 ban" "$FLOODGATE" unban fgA 10.0.7.1/32
 expect_exit 0 "unban the policy-made IPv6 ban" "$FLOODGATE" unban fgA 2001:db8:7::/64
+check "  ... and they leave the policies' share" test "$(policy_bans)" -eq 2
 check "  ... bans no longer lists them as active" bash -c \
 	"! '$FLOODGATE' bans fgA | grep -qE '^(10\.0\.7\.1/32|2001:db8:7::/64) +[0-9.]+s'"
 expect_exit 5 "  ... and a second unban finds none" "$FLOODGATE" unban fgA 10.0.7.1/32

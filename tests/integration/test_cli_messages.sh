@@ -134,7 +134,7 @@ PY
 bpftool batch file "$WORK/fill" >/dev/null 2>&1
 expect_exit 1 "ban with the bans table full fails" "$FLOODGATE" ban fgA 10.2.0.1
 check "... saying the table is full and what to do ($LAST_ERR)" \
-	grep -q "the bans table is full (65536 bans and strike records); list them with 'floodgate bans' and lift some" \
+	grep -q "the bans table is full (65536 bans, 4096 of them kept for bans by hand); list them with 'floodgate bans' and lift some" \
 	<<<"$LAST_ERR"
 
 # --- unload without a bpffs it can mount -------------------------------------

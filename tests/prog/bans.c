@@ -1,13 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * action = ban: escalation by ban_factor up to ban_max (by default the
- * first ban's length), strike records and their lifetime, expired records
- * that must not shadow an active ban, and a full ban trie.
+ * first ban's length), strikes (in `ban_strikes`) and their lifetime,
+ * expired bans that leave the trie and must not shadow an active ban, the
+ * share of the trie kept for bans by hand, and a full trie. (Evidence that
+ * a source can receive: ban_evidence.c.)
  */
 #include <arpa/inet.h>
 #include <errno.h>
 
 #include "fixtures.h"
+
+/* How many bans `ban_count` says policies hold. */
+static __s64 policy_bans(struct floodgate_bpf *skel)
+{
+	struct fg_ban_count count;
+	__u32 zero = 0;
+
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.ban_count), &zero, &count), 0);
+	return count.policy_bans;
+}
+
+/* Is there a ban of exactly this prefix? (A lookup in the trie answers
+ * with the longest prefix that holds the address, maybe a shorter one.) */
+static bool has_ban(struct floodgate_bpf *skel, int family, const char *addr, int len)
+{
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + len, .family = family};
+	struct fg_ban ban;
+
+	inet_pton(family == 4 ? AF_INET : AF_INET6, addr, key.addr);
+	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban) &&
+	       ban.prefix_len == len && ban.family == family;
+}
 
 static struct fg_ban ban_of(struct floodgate_bpf *skel, int family, const char *addr, int len)
 {
@@ -21,9 +45,10 @@ static struct fg_ban ban_of(struct floodgate_bpf *skel, int family, const char *
 
 FG_PROG_TEST(test_bans_escalate)
 {
-	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = any\nper = src/24 src/64\n"
-					       "rate = 1/s\nburst = 2\naction = ban 10s\n"
-					       "ban_factor = 3\nban_max = 60s\n");
+	struct floodgate_bpf *skel =
+		load_with("[policy b]\nmatch = any\nper = src/24 src/64\n"
+			  "rate = 1/s\nburst = 2\naction = ban 10s\n"
+			  "ban_factor = 3\nban_max = 60s\nban_unverified = yes\n");
 	struct pkt_spec a = udp_a, neighbour = udp_a, stranger = udp_a;
 	struct pkt_spec a6 = {
 		.family = 6, .src = "2001:db8:1:2::1", .proto = IPPROTO_UDP, .dport = 9};
@@ -61,6 +86,7 @@ FG_PROG_TEST(test_bans_escalate)
 	assert_int_equal(xdp_passed(skel, t + SEC, &a6, 3), 0);
 	assert_int_equal(global_stats(skel).bans_added, 4);
 	assert_int_equal(global_stats(skel).banned, 5 + 1 + 3);
+	assert_int_equal(policy_bans(skel), 2); /* the /24 (its third ban) and the /64 */
 	floodgate_bpf__destroy(skel);
 }
 
@@ -71,7 +97,7 @@ FG_PROG_TEST(test_ban_max_defaults_to_first_ban)
 {
 	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = any\nper = src/24 src/64\n"
 					       "rate = 1/s\nburst = 2\naction = ban 10s\n"
-					       "ban_factor = 3\n");
+					       "ban_factor = 3\nban_unverified = yes\n");
 	struct pkt_spec a = udp_a;
 	struct fg_ban ban;
 	__u64 t = T0 + 10 * SEC;
@@ -88,21 +114,19 @@ FG_PROG_TEST(test_ban_max_defaults_to_first_ban)
 	floodgate_bpf__destroy(skel);
 }
 
-/* An expired /32 record, kept to escalate, must not shadow an active /24. */
-FG_PROG_TEST(test_expired_strike_does_not_shadow_ban)
+/* An expired /32 ban must not shadow an active /24: the walk deletes it
+ * on its way. */
+FG_PROG_TEST(test_expired_ban_does_not_shadow_ban)
 {
 	struct floodgate_bpf *skel =
 		load_sized("[policy b]\nmatch = any\nrate = 1/s\nburst = 2\naction = ban 10s\n"
-			   "ban_factor = 3\nban_max = 60s\n",
+			   "ban_factor = 3\nban_max = 60s\nban_unverified = yes\n",
 			   FG_SKEL_XDP, 0, 0, false);
 	struct pkt_spec a = udp_a, neighbour = udp_a,
 			a6 = {.family = 6,
 			      .src = "2001:db8:1:2::1",
 			      .proto = IPPROTO_UDP,
 			      .dport = 9};
-	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 32, .family = 4};
-	struct fg_ban ban;
-	__u64 forget = T0 + 2 * SEC + FG_BAN_STRIKE_TTL_NS;
 
 	neighbour.src = "10.0.0.2";
 	/* ban A --for 2s; after it expires, ban A/24 --for 10m */
@@ -117,25 +141,27 @@ FG_PROG_TEST(test_expired_strike_does_not_shadow_ban)
 	put_ban(skel, 6, "2001:db8:1::", 48, ~0ULL);
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &a6, 10), 0);
 	assert_int_equal(global_stats(skel).banned, 3 + 200 + 10);
-	/* the expired /32 still escalates until its lifetime ends... */
-	inet_pton(AF_INET, "10.0.0.1", key.addr);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), 0);
-	/* ...and the first packet that meets it after that deletes it */
+	/* the walk deleted the expired bans it met (/32, /128, /64), not the
+	 * active ones behind them */
+	assert_false(has_ban(skel, 4, "10.0.0.1", 32));
+	assert_false(has_ban(skel, 6, "2001:db8:1:2::1", 128));
+	assert_false(has_ban(skel, 6, "2001:db8:1:2::", 64));
+	assert_int_equal(ban_of(skel, 4, "10.0.0.0", 24).expires_ns, T0 + 603 * SEC);
+	assert_int_equal(ban_of(skel, 6, "2001:db8:1::", 48).expires_ns, ~0ULL);
+	/* an expired ban with none behind it: deleted, the packet passes */
 	put_ban(skel, 4, "10.0.0.0", 24, T0); /* lift the /24 */
-	assert_int_equal(xdp_passed(skel, forget - 1, &a, 1), 1);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), 0);
-	assert_int_equal(xdp_passed(skel, forget, &a, 1), 1);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), -ENOENT);
+	assert_int_equal(xdp_passed(skel, T0 + 4 * SEC, &a, 1), 1);
+	assert_false(has_ban(skel, 4, "10.0.0.0", 24));
 	floodgate_bpf__destroy(skel);
 }
 
-/* A strike record escalates only within its lifetime, and a full trie
+/* A strike escalates only within its lifetime, and a full trie
  * fails a ban visibly (ban_insert_failed) while the refusal still drops. */
 FG_PROG_TEST(test_strike_lifetime_and_full_trie)
 {
 	struct floodgate_bpf *skel =
 		load_sized("[policy b]\nmatch = any\nrate = 1/s\nburst = 1\naction = ban 10s\n"
-			   "ban_factor = 3\nban_max = 60s\n",
+			   "ban_factor = 3\nban_max = 60s\nban_unverified = yes\n",
 			   FG_SKEL_XDP, 0, 2, false);
 	struct pkt_spec a = udp_a, b = udp_a, c = udp_a;
 	__u64 t = T0;
@@ -158,5 +184,74 @@ FG_PROG_TEST(test_strike_lifetime_and_full_trie)
 	assert_int_equal(global_stats(skel).bans_added, 4);
 	assert_int_equal(global_stats(skel).ban_insert_failed, 2);
 	assert_int_equal(global_stats(skel).banned, 0);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A ban that has run out leaves the trie when a packet meets it, and its
+ * strike is kept apart: the trie holds only bans, and a repeat offence is
+ * still banned ban_factor times longer. */
+FG_PROG_TEST(test_expired_ban_leaves_the_trie)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy b]\nmatch = any\nrate = 1/s\nburst = 1\naction = ban 10s\n"
+			  "ban_factor = 3\nban_max = 60s\nban_unverified = yes\n");
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 32, .family = 4};
+	struct pkt_spec a = udp_a;
+	struct fg_ban ban;
+	__u64 t = T0 + 10 * SEC;
+
+	inet_pton(AF_INET, "10.0.0.1", key.addr);
+	assert_int_equal(xdp_passed(skel, T0, &a, 2), 1);
+	assert_int_equal(ban_of(skel, 4, "10.0.0.1", 32).expires_ns, T0 + 10 * SEC);
+	assert_int_equal(policy_bans(skel), 1);
+	/* expired, then met by a packet: gone from the trie and its count */
+	assert_int_equal(xdp_passed(skel, t, &a, 1), 1);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban), -ENOENT);
+	assert_int_equal(policy_bans(skel), 0);
+	/* the repeat offence escalates all the same */
+	assert_int_equal(xdp_passed(skel, t, &a, 1), 0);
+	ban = ban_of(skel, 4, "10.0.0.1", 32);
+	assert_int_equal(ban.strikes, 2);
+	assert_int_equal(ban.duration_ns, 30 * SEC);
+	assert_int_equal(ban.expires_ns, t + 30 * SEC);
+	assert_int_equal(policy_bans(skel), 1);
+	floodgate_bpf__destroy(skel);
+}
+
+/* Policy bans fill their share of the trie and no more: `floodgate ban`
+ * (a record by hand, as ops/bans.c writes it) still fits. */
+FG_PROG_TEST(test_ban_reserve_for_bans_by_hand)
+{
+	struct floodgate_bpf *skel =
+		load_with("new_sources = off\n[policy b]\nmatch = udp\nrate = 1/s\nburst = 1\n"
+			  "action = ban 1h\nban_unverified = yes\n");
+	struct pkt_spec spoofed = udp_a;
+	struct fg_global_stats stats;
+	char src[32];
+	unsigned int i;
+
+	spoofed.src = src;
+	for (i = 0; i < FG_MAX_BANS; i++) {
+		snprintf(src, sizeof(src), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
+		assert_int_equal(xdp_passed(skel, T0, &spoofed, 2), 1);
+	}
+	stats = global_stats(skel);
+	assert_int_equal(stats.bans_added + stats.ban_insert_failed, FG_MAX_BANS);
+	assert_true(stats.ban_insert_failed > 0);
+	assert_int_equal(stats.bans_added, FG_MAX_POLICY_BANS);
+	assert_int_equal(stats.ban_insert_failed, FG_BANS_RESERVED_BY_HAND);
+	assert_int_equal(policy_bans(skel), FG_MAX_POLICY_BANS);
+	/* bans by hand fill the rest */
+	for (i = 0; i < stats.ban_insert_failed; i++) {
+		snprintf(src, sizeof(src), "192.168.%u.%u", (i >> 8) & 255, i & 255);
+		put_ban(skel, 4, src, 32, ~0ULL);
+	}
+	/* a policy's ban that ends makes room for the next one */
+	snprintf(src, sizeof(src), "10.0.0.0");
+	assert_int_equal(xdp_passed(skel, T0 + 3600 * SEC, &spoofed, 1), 1);
+	assert_int_equal(policy_bans(skel), FG_MAX_POLICY_BANS - 1);
+	snprintf(src, sizeof(src), "10.255.0.0");
+	assert_int_equal(xdp_passed(skel, T0 + 3600 * SEC, &spoofed, 2), 1);
+	assert_int_equal(global_stats(skel).bans_added, FG_MAX_POLICY_BANS + 1);
 	floodgate_bpf__destroy(skel);
 }

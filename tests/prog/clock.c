@@ -13,7 +13,7 @@ FG_PROG_TEST(test_clock_read_only_when_needed)
 {
 	struct floodgate_bpf *skel =
 		load_with("[policy a]\nmatch = udp\nrate = 1/s\nburst = 2\n"
-			  "action = ban 10s\n"
+			  "action = ban 10s\nban_unverified = yes\n"
 			  "[policy b]\nmatch = udp\nper = src/24\nrate = 1000/s\n"
 			  "[policy c]\nmatch = udp\nper = global\nrate = 1000/s\n");
 	struct pkt_spec tcp_a = udp_a, tcp_stranger = udp_a;

@@ -129,7 +129,7 @@ FG_PROG_TEST(test_banned_event)
 {
 	struct floodgate_bpf *skel =
 		load_sized("[policy p]\nmatch = any\nper = src/24\nrate = 1/s\n"
-			   "burst = 2\naction = ban 10s\n",
+			   "burst = 2\naction = ban 10s\nban_unverified = yes\n",
 			   FG_SKEL_XDP, 0, 0, false);
 	struct collected *c = calloc(1, sizeof(*c));
 	cpu_set_t all = stay_on_cpu0();

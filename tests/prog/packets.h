@@ -38,6 +38,7 @@ struct pkt_spec {
 	uint16_t ext_size; /* bytes of each other extension header (a multiple of
 			    * 8, at most 2048); 0 means 8 */
 	uint32_t frag_id;  /* IPv4 identification (16 bits) or IPv6 fragment id */
+	const char *dst;   /* NULL means 192.0.2.1 or 2001:db8::1 */
 };
 
 /* Bytes of extension header i of the spec. */
@@ -90,7 +91,7 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 		ip6->nexthdr = s->n_ext ? s->ext[0] : s->proto;
 		ip6->hop_limit = 64;
 		inet_pton(AF_INET6, s->src, &ip6->saddr);
-		inet_pton(AF_INET6, "2001:db8::1", &ip6->daddr);
+		inet_pton(AF_INET6, s->dst ? s->dst : "2001:db8::1", &ip6->daddr);
 		p += sizeof(*ip6);
 		for (i = 0; i < s->n_ext; i++) {
 			p[0] = i + 1 < s->n_ext ? s->ext[i + 1] : s->proto;
@@ -121,7 +122,7 @@ static inline size_t build_packet(uint8_t *buf, const struct pkt_spec *s)
 		if (ihl > 5) /* NOP options */
 			memset(p + sizeof(*ip), 1, ihl * 4 - sizeof(*ip));
 		inet_pton(AF_INET, s->src, &ip->saddr);
-		inet_pton(AF_INET, "192.0.2.1", &ip->daddr);
+		inet_pton(AF_INET, s->dst ? s->dst : "192.0.2.1", &ip->daddr);
 		p += ihl * 4;
 	}
 	if (s->proto == IPPROTO_TCP) {

@@ -680,7 +680,7 @@ static void test_errors_structure(void **state)
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
 		 "t.conf:4: unknown key 'brust' (expected one of: match, src, per, algorithm, "
-		 "rate, burst, action, ban_factor, ban_max, scope)\n"},
+		 "rate, burst, action, ban_factor, ban_max, scope, ban_unverified)\n"},
 		{POLR "hook = tc\n", 4, "unknown key 'hook' in a policy section", NULL},
 		{POLR "max_sources = 5\n", 4, "in a policy section", NULL},
 		{"[foo]\n" POLR, 1, "unknown section '[foo]'", NULL},
@@ -967,6 +967,12 @@ static void test_match_clauses_and_keys(void **state)
 	pol = one_policy("ban defaults", "tcp", "5/s", "action = ban 90s");
 	assert_int_equal(pol->ban_factor, 1);
 	assert_int_equal(pol->ban_max_ns, 90ULL * 1000000000ULL);
+	assert_false(pol->ban_unverified);
+	/* the shortest prefixes a ban may cover */
+	pol = one_policy("ban /8 /32", "udp", "5/s",
+			 "action = ban 90s\nper = src/8 src/32\nban_unverified = yes");
+	assert_int_equal(pol->prefix_v4, 8);
+	assert_true(pol->ban_unverified);
 }
 
 static void test_access_lists(void **state)
@@ -1001,6 +1007,15 @@ static void test_errors_access_and_ban(void **state)
 		 NULL},
 		{POL "rate = 1/s\naction = ban 1h\nban_factor = 0\n", 5, "bad ban_factor", NULL},
 		{POL "rate = 1/s\nper = global\naction = ban 1h\n", 5, "ban every source", NULL},
+		{POL "rate = 1/s\nper = src/7 src/64\naction = ban 1h\n", 4, NULL,
+		 "t.conf:4: action = ban with per = src/7 would ban up to a /7 of IPv4 addresses "
+		 "at "
+		 "once (expected per = src/8 or longer for IPv4 and src/32 or longer for IPv6)\n"},
+		{POL "rate = 1/s\naction = ban 1h\nper = src/24 src/31\n", 5, NULL,
+		 "t.conf:5: action = ban with per = src/31 would ban up to a /31 of IPv6 addresses "
+		 "at once (expected per = src/8 or longer for IPv4 and src/32 or longer for "
+		 "IPv6)\n"},
+		{POL "rate = 1/s\nper = src/0 src/0\naction = ban 1h\n", 4, "a /0 of IPv4", NULL},
 		{POL "rate = 1/s\nper = src/32+port\n", 4, "bad prefix length", NULL},
 	};
 

@@ -97,6 +97,7 @@ struct fg_policy_conf {
 	__u64 ban_ns;	      /* action = ban DURATION */
 	__u32 ban_factor;     /* each repeat ban is this many times longer (default 1) */
 	__u64 ban_max_ns;     /* the longest ban (default: ban_ns) */
+	bool ban_unverified;  /* action = ban bans other traffic than TCP without evidence */
 	bool bytes;	      /* rate and burst count bytes */
 	__u64 rate_count;     /* COUNT of COUNT/PERIOD, in packets or bytes */
 	__u64 rate_period_ns; /* PERIOD */

@@ -64,6 +64,10 @@ static const char *const scope_names[] = {"local", "host", "fleet", NULL};
 static const __u8 scope_values[] = {FG_SCOPE_LOCAL, FG_SCOPE_HOST, FG_SCOPE_FLEET};
 static const struct fg_choice scopes = {scope_names, scope_values};
 
+static const char *const yes_no_names[] = {"no", "yes", NULL};
+static const __u8 yes_no_values[] = {false, true};
+static const struct fg_choice yes_no = {yes_no_names, yes_no_values};
+
 static const char *const down_names[] = {"local", "closed", NULL};
 static const __u8 down_values[] = {FG_REDIS_DOWN_LOCAL, FG_REDIS_DOWN_CLOSED};
 static const struct fg_choice redis_downs = {down_names, down_values};
@@ -190,6 +194,10 @@ const struct fg_key fg_keys[] = {
 	 .example = "24h", .example_needs = "action = ban 10m"},
 	{"scope", POLICY(scope), .type = &fg_type_choice, .arg = &scopes, .default_value = "local",
 	 .example = "host"},
+	/* With action = ban: may a refusal of other traffic than TCP ban without
+	 * evidence the source can receive? A spoofer can then ban any address. */
+	{"ban_unverified", POLICY(ban_unverified), .type = &fg_type_choice, .arg = &yes_no,
+	 .default_value = "no", .example = "yes", .example_needs = "action = ban 10m"},
 
 	/* Required: redis (config/validate.c). */
 	{"redis", .sections = FG_IN_FLEET, .type = &fg_type_redis, .example = "[::1]:6380"},

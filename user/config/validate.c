@@ -120,6 +120,28 @@ static int check_host_scope(struct fg_parser *p)
 			   fg_algorithm_name(pol->algorithm));
 }
 
+/* The shortest prefixes action = ban may cover: a ban of a shorter `per`
+ * prefix takes a whole region of the Internet (or an ISP's) off the host
+ * for one source's excess. */
+#define FG_BAN_MIN_PREFIX_V4 8
+#define FG_BAN_MIN_PREFIX_V6 32
+
+static int check_ban_prefix(struct fg_parser *p)
+{
+	const struct fg_policy_conf *pol = p->pol;
+	bool v4 = pol->prefix_v4 < FG_BAN_MIN_PREFIX_V4;
+
+	if (!v4 && pol->prefix_v6 >= FG_BAN_MIN_PREFIX_V6)
+		return 0;
+	return fg_cfg_fail(
+		p, policy_line_or_header(p, "per"),
+		"action = ban with per = src/%u would ban up to a /%u of %s addresses at "
+		"once (expected per = src/%u or longer for IPv4 and src/%u or longer "
+		"for IPv6)",
+		v4 ? pol->prefix_v4 : pol->prefix_v6, v4 ? pol->prefix_v4 : pol->prefix_v6,
+		v4 ? "IPv4" : "IPv6", FG_BAN_MIN_PREFIX_V4, FG_BAN_MIN_PREFIX_V6);
+}
+
 static int check_ban(struct fg_parser *p)
 {
 	struct fg_policy_conf *pol = p->pol;
@@ -128,12 +150,14 @@ static int check_ban(struct fg_parser *p)
 
 	if (!ban_only)
 		ban_only = policy_line(p, "ban_max");
+	if (!ban_only)
+		ban_only = policy_line(p, "ban_unverified");
 	if (pol->action != FG_ACTION_BAN) {
 		if (ban_only)
 			return fg_cfg_fail(
 				p, ban_only,
-				"ban_factor and ban_max need action = ban DURATION (expected "
-				"e.g. action = ban 10m)");
+				"ban_factor, ban_max and ban_unverified need action = ban DURATION "
+				"(expected e.g. action = ban 10m)");
 		return 0;
 	}
 	if (pol->key_kind == FG_KEY_GLOBAL)
@@ -141,6 +165,8 @@ static int check_ban(struct fg_parser *p)
 			p, line,
 			"action = ban with per = global would ban every source (expected per "
 			"= src/N)");
+	if (check_ban_prefix(p))
+		return -EINVAL;
 	if (!pol->ban_factor)
 		pol->ban_factor = 1;
 	if (!pol->ban_max_ns)

@@ -89,6 +89,11 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	{"known4", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source4_key),
 	 sizeof(struct fg_source_state), FD_OF(known4), known4_entries, true,
 	 "IPv4 keys of sources4 known for a while, out of a flood's reach"},
+	{"ban_strikes", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_src_lpm_key),
+	 sizeof(struct fg_ban_strike), FD_OF(ban_strikes), NULL, false,
+	 "strikes of policy bans (ban_factor)"},
+	{"ban_count", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_ban_count),
+	 FD_OF(ban_count), NULL, false, NULL},
 };
 /* clang-format on */
 const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);

@@ -42,6 +42,8 @@ struct fg_pinned {
 	int fleet_state;
 	int host_sources;     /* scope = host: the host's shared table (user/ops/hostscope.c) */
 	int known4;	      /* IPv4 sources known for a while, out of the flood's reach */
+	int ban_strikes;      /* strikes of policy bans, for ban_factor */
+	int ban_count;	      /* how many bans of `bans` policies made */
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };

@@ -2,12 +2,16 @@
 /* `ban` and `unban`: the `bans` trie by hand. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "base/clock.h"
 #include "base/log.h"
 #include "config/values.h"
+#include "maps/batch.h"
 #include "maps/loaded.h"
 #include "maps/lpmkey.h"
 #include "maps/pinned.h"
@@ -84,19 +88,57 @@ static void warn_if_allowed(const struct fg_pinned *pinned, const struct fg_cidr
 			target);
 }
 
+/* A policy's ban at `key` leaves `bans` (lifted, or replaced by a ban by
+ * hand): it leaves the policies' share too. The count is on a mapped page,
+ * so that this subtraction and the datapath's atomic adds do not lose one
+ * another's. */
+static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban *was)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct fg_ban_count *count;
+
+	if (!was->policy_id || pinned->ban_count < 0)
+		return;
+	count = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, pinned->ban_count, 0);
+	if (count == MAP_FAILED) {
+		pr_warn("Warning: cannot count the lifted ban out of the policies' share: %s\n",
+			strerror(errno));
+		return;
+	}
+	__atomic_fetch_sub(&count->policy_bans, 1, __ATOMIC_RELAXED);
+	munmap(count, page);
+}
+
+/* The ban at exactly `cidr`, or a zeroed record: a lookup in the trie
+ * answers with the longest prefix that holds it, maybe a shorter one. */
+static struct fg_ban ban_at(const struct fg_pinned *pinned, const struct fg_cidr *cidr)
+{
+	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
+	struct fg_ban ban = {0};
+
+	if (bpf_map_lookup_elem(pinned->bans, &key, &ban) || ban.family != cidr->family ||
+	    ban.prefix_len != cidr->prefix_len)
+		memset(&ban, 0, sizeof(ban));
+	return ban;
+}
+
 static int add_ban(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
 		   const struct fg_ban *ban, struct fg_err *err)
 {
 	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
+	const struct fg_ban was = ban_at(pinned, cidr);
 
-	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY))
+	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY)) {
+		policy_ban_gone(pinned, &was);
 		return 0;
+	}
 	if (errno == E2BIG || errno == ENOSPC || errno == ENOMEM)
-		return fg_fail(err, FG_ERR_SYSTEM,
-			       "cannot add the ban: the bans table is full (%d bans and strike "
-			       "records); list them with 'floodgate bans' and lift some with "
-			       "'floodgate unban'",
-			       FG_MAX_BANS);
+		return fg_fail(
+			err, FG_ERR_SYSTEM,
+			"cannot add the ban: the bans table is full (%d bans, %d of them kept "
+			"for bans by hand); list them with 'floodgate bans' and lift some "
+			"with 'floodgate unban'",
+			FG_MAX_BANS, FG_BANS_RESERVED_BY_HAND);
 	return fg_fail(err, FG_ERR_SYSTEM, "cannot add the ban to the bans map: %s",
 		       strerror(errno));
 }
@@ -154,12 +196,14 @@ int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_src_lpm_key key;
+	struct fg_ban was;
 	struct fg_cidr cidr;
 	int ret = 0;
 
 	if (parse_target(target, &cidr, shown, err) || fg_open_loaded(ifname, &pinned, err))
 		return -1;
 	key = fg_ban_key_of_cidr(&cidr);
+	was = ban_at(&pinned, &cidr);
 	if (fg_banstore_forget(ifname, &cidr, err))
 		ret = -1;
 	else if (bpf_map_delete_elem(pinned.bans, &key))
@@ -167,6 +211,56 @@ int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown
 						shown->text, ifname)
 				      : fg_fail(err, FG_ERR_SYSTEM, "cannot remove the ban: %s",
 						strerror(errno));
+	else
+		policy_ban_gone(&pinned, &was);
 	fg_pinned_close(&pinned);
 	return ret;
+}
+
+struct ban_tally {
+	int fd;
+	__u64 now;
+	__s64 by_policy;
+	struct fg_src_lpm_key *ended; /* deleted after the walk, which they would restart */
+	size_t n_ended, cap;
+};
+
+static int tally_ban(const void *key, void *ctx)
+{
+	struct ban_tally *t = ctx;
+	struct fg_ban ban;
+
+	if (bpf_map_lookup_elem(t->fd, key, &ban))
+		return 0;
+	if (ban.expires_ns > t->now) {
+		t->by_policy += ban.policy_id != 0;
+		return 0;
+	}
+	if (t->n_ended == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct fg_src_lpm_key *grown = realloc(t->ended, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		t->ended = grown;
+		t->cap = cap;
+	}
+	memcpy(&t->ended[t->n_ended++], key, sizeof(*t->ended));
+	return 0;
+}
+
+int fg_bans_recount(int bans_fd, int count_fd)
+{
+	struct ban_tally t = {.fd = bans_fd, .now = fg_monotonic_ns()};
+	struct fg_ban_count count;
+	__u32 zero = 0;
+	int err = fg_map_for_each_key(bans_fd, sizeof(struct fg_src_lpm_key), tally_ban, &t);
+
+	while (t.n_ended)
+		bpf_map_delete_elem(bans_fd, &t.ended[--t.n_ended]);
+	free(t.ended);
+	if (err)
+		return err;
+	count.policy_bans = t.by_policy;
+	return bpf_map_update_elem(count_fd, &zero, &count, BPF_ANY) ? -errno : 0;
 }

@@ -21,4 +21,10 @@ int fg_ban(const char *ifname, const char *target, const char *duration, bool fo
 int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown,
 	     struct fg_err *err);
 
+/* Sets the `ban_count` map `count_fd` to the policies' bans in force in
+ * the `bans` map `bans_fd`, and deletes the ended bans there (in a trie of
+ * a layout before `ban_strikes`, strike records that could stay for good).
+ * For `upgrade`. Returns 0 or a negative errno. */
+int fg_bans_recount(int bans_fd, int count_fd);
+
 #endif /* FG_BANS_H */

@@ -35,7 +35,9 @@
 #include "maps/batch.h"
 #include "attach/hook.h"
 #include "floodgate.skel.h"
+#include "ops/bans.h"
 #include "ops/hostscope.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "maps/pinned.h"
 #include "maps/runtime.h"
@@ -87,12 +89,19 @@ static int read_old_runtime(struct upgrade *u)
 	return fg_old_read_prefix(old, &zero, &u->rt, sizeof(u->rt), false);
 }
 
-/* A per-source table or the bans is shared when the new program can use
+/* The bans and what goes with them: their count and their strikes. */
+static bool ban_map(const struct fg_pinned_map *row)
+{
+	return !strcmp(row->name, "bans") || !strcmp(row->name, "ban_count") ||
+	       !strcmp(row->name, "ban_strikes");
+}
+
+/* A per-source table or a ban map is shared when the new program can use
  * the old map as it is: same layout, and the size the config asks for. */
 static bool shareable(const struct fg_pinned_map *row, const struct fg_old_map *old,
 		      const struct fg_config *cfg)
 {
-	if (!row->policy_state && strcmp(row->name, "bans"))
+	if (!row->policy_state && !ban_map(row))
 		return false;
 	if (!fg_same_layout(row, old))
 		return false;
@@ -210,9 +219,12 @@ static int carry_counters(struct upgrade *u, const struct fg_policy_set *set)
 struct ban_copy {
 	const struct fg_old_map *old;
 	int new_fd;
+	__u64 now;
 	long copied;
 };
 
+/* Copies a ban still in force. An expired record (before `ban_strikes`, a
+ * strike record kept in the trie) is not carried: its strike is lost. */
 static int copy_ban(const void *key, void *ctx)
 {
 	struct ban_copy *c = ctx;
@@ -220,34 +232,54 @@ static int copy_ban(const void *key, void *ctx)
 
 	if (fg_old_read_prefix(c->old, key, &ban, sizeof(ban), false))
 		return 0; /* unbanned meanwhile */
+	if (ban.expires_ns <= c->now)
+		return 0;
 	if (bpf_map_update_elem(c->new_fd, key, &ban, BPF_ANY))
 		return -errno;
 	c->copied++;
 	return 0;
 }
 
-/* Bans that could not be shared: copied entry by entry, each record
- * converted by its prefix, when the key is unchanged. */
+/* A count of policy bans that could not be shared is counted anew from the
+ * new program's bans. (Shared bans that an old program without a count adds
+ * meanwhile are not in it: the count then errs low by those few.) */
+static int recount_policy_bans(struct upgrade *u)
+{
+	int err;
+
+	if (old_of(u, "ban_count")->kept)
+		return 0;
+	err = fg_bans_recount(bpf_map__fd(u->skel->maps.bans),
+			      bpf_map__fd(u->skel->maps.ban_count));
+	if (!err)
+		note(u->converted, "the count of policy bans (recounted)");
+	return err;
+}
+
+/* Bans that could not be shared: the ones in force copied entry by entry,
+ * each record converted by its prefix, when the key is unchanged. */
 static int carry_bans(struct upgrade *u, const struct fg_config *cfg)
 {
 	const struct fg_pinned_map *row = fg_pinned_find("bans");
-	struct ban_copy c = {.old = old_of(u, "bans"), .new_fd = bpf_map__fd(u->skel->maps.bans)};
+	struct ban_copy c = {.old = old_of(u, "bans"),
+			     .new_fd = bpf_map__fd(u->skel->maps.bans),
+			     .now = fg_monotonic_ns()};
 	char what[64];
 	int err;
 
 	if (shareable(row, c.old, cfg))
-		return 0;
+		return recount_policy_bans(u);
 	if (c.old->fd < 0 || c.old->info.type != row->type ||
 	    c.old->info.key_size != row->key_size) {
 		note(u->reset, "bans (their key changed)");
-		return 0;
+		return recount_policy_bans(u);
 	}
 	err = fg_map_for_each_key(c.old->fd, sizeof(struct fg_src_lpm_key), copy_ban, &c);
 	if (err)
 		return err;
-	snprintf(what, sizeof(what), "%ld bans", c.copied);
+	snprintf(what, sizeof(what), "%ld bans in force", c.copied);
 	note(u->converted, what);
-	return 0;
+	return recount_policy_bans(u);
 }
 
 struct split {

@@ -68,7 +68,8 @@ static int compile_policy(const struct fg_policy_conf *pc, struct fg_policy *p)
 	p->key_kind = pc->key_kind;
 	p->flags = (pc->bytes ? FG_POLICY_BYTES : 0) | (pc->key_dport ? FG_POLICY_KEY_DPORT : 0) |
 		   (pc->scope == FG_SCOPE_FLEET ? FG_POLICY_FLEET : 0) |
-		   (pc->scope == FG_SCOPE_HOST ? FG_POLICY_HOST : 0);
+		   (pc->scope == FG_SCOPE_HOST ? FG_POLICY_HOST : 0) |
+		   (pc->ban_unverified ? FG_POLICY_BAN_UNVERIFIED : 0);
 	p->ban_ns = pc->ban_ns;
 	p->ban_factor = pc->ban_factor;
 	p->ban_max_ns = pc->ban_max_ns;
