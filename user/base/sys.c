@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,4 +20,12 @@ void fg_test_die_at(const char *step)
 
 	if (want && !strcmp(want, step))
 		_exit(137);
+}
+
+void fg_test_stop_at(const char *step)
+{
+	const char *want = getenv("FG_TEST_STOP_AT");
+
+	if (want && !strcmp(want, step))
+		raise(SIGSTOP);
 }

@@ -13,4 +13,9 @@ __u64 fg_netns_inode(void);
  * the variable. */
 void fg_test_die_at(const char *step);
 
+/* Test-only: with FG_TEST_STOP_AT=STEP, the process stops itself (SIGSTOP)
+ * at that step, so that a test can change the world at a known moment and
+ * then SIGCONT it. Inert without the variable. */
+void fg_test_stop_at(const char *step);
+
 #endif /* FG_SYS_H */

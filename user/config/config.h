@@ -149,4 +149,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 /* Read and parse a file. An unreadable file is reported as "FILE: reason". */
 int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err);
 
+/* The same for a file already open (read to its end, not closed), named
+ * `source` in messages: what `floodgate` reads after its trust check. */
+int fg_config_parse_stream(const char *source, FILE *f, struct fg_config *cfg, FILE *err);
+
 #endif /* FG_CONFIG_H */

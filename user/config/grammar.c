@@ -313,37 +313,25 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 	return ret;
 }
 
-int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err)
+/* Reads all of `f` into a NUL-terminated buffer: 0, -errno, or -EFBIG past
+ * FG_CONFIG_MAX_BYTES. */
+static int read_all(FILE *f, char **text, size_t *len_out)
 {
-	char *buf = NULL, *nul;
 	size_t len = 0, size = 0, n;
-	FILE *f;
-	int ret;
+	char *buf = NULL;
 
-	memset(cfg, 0, sizeof(*cfg));
-	f = fopen(path, "r");
-	if (!f) {
-		ret = -errno;
-		goto out_errno;
-	}
 	for (;;) {
 		if (len > FG_CONFIG_MAX_BYTES) {
 			/* Bounded memory and time, even for /dev/zero. */
-			ret = -EFBIG;
-			fclose(f);
 			free(buf);
-			if (err)
-				fprintf(err, "%s: too large (a config may have at most %d bytes)\n",
-					path, FG_CONFIG_MAX_BYTES);
-			return ret;
+			return -EFBIG;
 		}
 		if (size - len < 4096) {
 			char *bigger = realloc(buf, size ? size * 2 : 8192);
 
 			if (!bigger) {
-				ret = -ENOMEM;
-				fclose(f);
-				goto out_errno;
+				free(buf);
+				return -ENOMEM;
 			}
 			buf = bigger;
 			size = size ? size * 2 : 8192;
@@ -354,13 +342,34 @@ int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err)
 			break;
 	}
 	if (ferror(f)) {
-		ret = errno ? -errno : -EIO;
-		fclose(f);
-		goto out_errno;
+		free(buf);
+		return errno ? -errno : -EIO;
 	}
-	fclose(f);
 	buf[len] = '\0';
+	*text = buf;
+	*len_out = len;
+	return 0;
+}
 
+int fg_config_parse_stream(const char *source, FILE *f, struct fg_config *cfg, FILE *err)
+{
+	char *buf = NULL, *nul;
+	size_t len = 0;
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	ret = read_all(f, &buf, &len);
+	if (ret == -EFBIG) {
+		if (err)
+			fprintf(err, "%s: too large (a config may have at most %d bytes)\n", source,
+				FG_CONFIG_MAX_BYTES);
+		return ret;
+	}
+	if (ret) {
+		if (err)
+			fprintf(err, "%s: %s\n", source, strerror(-ret));
+		return ret;
+	}
 	nul = memchr(buf, '\0', len);
 	if (nul) {
 		int line = 1;
@@ -369,19 +378,29 @@ int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err)
 		for (c = buf; c < nul; c++)
 			line += *c == '\n';
 		if (err)
-			fprintf(err, "%s:%d: NUL byte in the file (expected a text file)\n", path,
+			fprintf(err, "%s:%d: NUL byte in the file (expected a text file)\n", source,
 				line);
 		free(buf);
 		return -EINVAL;
 	}
-
-	ret = fg_config_parse_string(path, buf, cfg, err);
+	ret = fg_config_parse_string(source, buf, cfg, err);
 	free(buf);
 	return ret;
+}
 
-out_errno:
-	free(buf);
-	if (err)
-		fprintf(err, "%s: %s\n", path, strerror(-ret));
+int fg_config_parse_file(const char *path, struct fg_config *cfg, FILE *err)
+{
+	FILE *f = fopen(path, "re");
+	int ret;
+
+	if (!f) {
+		ret = -errno;
+		memset(cfg, 0, sizeof(*cfg));
+		if (err)
+			fprintf(err, "%s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	ret = fg_config_parse_stream(path, f, cfg, err);
+	fclose(f);
 	return ret;
 }

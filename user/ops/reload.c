@@ -11,6 +11,7 @@
 
 #include "attach/attachment.h"
 #include "base/log.h"
+#include "base/sys.h"
 #include "config/config.h"
 #include "maps/loaded.h"
 #include "maps/pinned.h"
@@ -132,6 +133,7 @@ static int push_reload(const char *ifname, struct fg_pinned *pinned,
 		ret = fg_policy_write_slot(&pinned->maps, next_slot, compiled);
 	if (!ret)
 		ret = fg_policy_carry_stats(&pinned->maps, old_slot, next_slot);
+	fg_test_stop_at("reload-carried");
 	if (!ret)
 		ret = fg_policy_activate(&pinned->maps, next_slot);
 	if (!ret)

@@ -26,6 +26,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "config/config.h"
+#include "config/filemode.h"
 #include "config/values.h"
 #include "maps/loaded.h"
 #include "maps/pinned.h"
@@ -225,10 +226,12 @@ static int load_or_adopt(const struct fg_run_opts *opts, struct fg_err *err)
 static void start_fleet(const struct fg_run_opts *opts, struct fg_fleet **fleet)
 {
 	struct fg_config *cfg = malloc(sizeof(*cfg));
+	struct fg_err why;
 	int err;
 
 	*fleet = NULL;
-	if (!cfg || !opts->config_path || fg_config_parse_file(opts->config_path, cfg, NULL) ||
+	/* Read as trusted, like every config: the name may point elsewhere by now. */
+	if (!cfg || !opts->config_path || fg_config_read(opts->config_path, cfg, &why) ||
 	    !cfg->fleet.enabled) {
 		free(cfg);
 		return;

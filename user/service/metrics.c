@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Prometheus metrics. Every scrape opens the pins afresh and reads the maps
+ * Prometheus metrics. A scrape opens the pins afresh and reads the maps
  * (per-CPU counters summed by maps/batch.h), so the endpoint follows
  * reloads and adoptions, and answers 503 while floodgate is not loaded.
- * HTTP is libmicrohttpd's: no hand-written parser faces the network.
+ * Reading walks whole tables, so the text is made at most once a second
+ * and served to every scrape of that second. Counters never go down while
+ * the process lives (service/counter_floor.h).
+ *
+ * HTTP is libmicrohttpd's: no hand-written parser faces the network. A
+ * thread per connection, a few connections per client address and a short
+ * timeout: slow clients hold their own threads, not the endpoint.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <arpa/inet.h>
@@ -18,6 +24,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include <microhttpd.h>
+#include <pthread.h>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -25,11 +32,26 @@
 #include "maps/batch.h"
 #include "maps/loaded.h"
 #include "maps/pinned.h"
+#include "service/counter_floor.h"
 #include "service/metrics.h"
+
+/* The text is made at most this often; scrapes in between get a copy. */
+#define METRICS_CACHE_NS	1000000000ULL
+/* Connections at once: in all, from one client address; seconds a
+ * connection may stay idle before it is closed. */
+#define METRICS_MAX_CONNECTIONS 64U
+#define METRICS_MAX_PER_CLIENT	4U
+#define METRICS_TIMEOUT_S	5U
 
 struct fg_metrics {
 	struct MHD_Daemon *daemon;
 	char ifname[IF_NAMESIZE];
+	pthread_mutex_t lock; /* the floors and the cache */
+	struct fg_counter_floors *floors;
+	char *text;    /* the last exposition, NULL after an error */
+	size_t size;   /* of text */
+	int error;     /* the last render's, 0 or a negative errno */
+	__u64 made_ns; /* when text was made, 0: never */
 };
 
 /* A counter of include/fg_counters.h: where it is, and its metric. */
@@ -78,6 +100,16 @@ static void label_value(FILE *out, const char *s)
 	}
 }
 
+/* A counter's value as served: never below what was served before. */
+static __u64 floored(struct fg_counter_floors *floors, const char *name, const char *policy,
+		     const char *verdict, __u64 raw)
+{
+	char key[160];
+
+	snprintf(key, sizeof(key), "%s{%s,%s}", name, policy ? policy : "", verdict ? verdict : "");
+	return fg_counter_floor(floors, key, raw);
+}
+
 static void policy_sample(FILE *out, const char *name, const char *ifname, const char *policy,
 			  const char *verdict, __u64 value)
 {
@@ -105,7 +137,8 @@ static bool family_written(size_t row)
 /* One family per metric of policy_counters; per policy, a sample per row
  * of the metric (verdict="..." for policy_packets_total and _bytes_). */
 static void render_policy_counters(FILE *out, const char *ifname, const struct fg_policy_set *set,
-				   const struct fg_policy_stats *ps, __u32 n)
+				   const struct fg_policy_stats *ps, __u32 n,
+				   struct fg_counter_floors *floors)
 {
 	size_t row, v;
 	__u32 i;
@@ -121,12 +154,16 @@ static void render_policy_counters(FILE *out, const char *ifname, const struct f
 				if (!strcmp(policy_counters[v].name, c->name))
 					policy_sample(out, c->name, ifname, set->policies[i].name,
 						      policy_counters[v].verdict,
-						      counter_value(&ps[i], &policy_counters[v]));
+						      floored(floors, c->name,
+							      set->policies[i].name,
+							      policy_counters[v].verdict,
+							      counter_value(&ps[i],
+									    &policy_counters[v])));
 	}
 }
 
 static int render_policies(FILE *out, const char *ifname, const struct fg_pinned *pinned,
-			   const struct fg_policy_set *set)
+			   const struct fg_policy_set *set, struct fg_counter_floors *floors)
 {
 	struct fg_policy_stats *ps = calloc(FG_MAX_POLICIES, sizeof(*ps));
 	int err = ps ? 0 : -ENOMEM;
@@ -137,7 +174,7 @@ static int render_policies(FILE *out, const char *ifname, const struct fg_pinned
 				    pinned->rt.active_slot * FG_MAX_POLICIES + i, &ps[i],
 				    sizeof(ps[i]));
 	if (!err)
-		render_policy_counters(out, ifname, set, ps, n);
+		render_policy_counters(out, ifname, set, ps, n, floors);
 	free(ps);
 	return err;
 }
@@ -149,7 +186,8 @@ static void interface_sample(FILE *out, const char *name, const char *ifname, do
 	fprintf(out, "\"} %.17g\n", value);
 }
 
-static int render_globals(FILE *out, const char *ifname, const struct fg_pinned *pinned)
+static int render_globals(FILE *out, const char *ifname, const struct fg_pinned *pinned,
+			  struct fg_counter_floors *floors)
 {
 	struct fg_global_stats global;
 	int err = fg_sum_percpu(pinned->global_stats, 0, &global, sizeof(global));
@@ -162,7 +200,8 @@ static int render_globals(FILE *out, const char *ifname, const struct fg_pinned 
 		fprintf(out, "floodgate_%s{interface=\"", global_counters[i].name);
 		label_value(out, ifname);
 		fprintf(out, "\"} %" PRIu64 "\n",
-			(uint64_t)counter_value(&global, &global_counters[i]));
+			(uint64_t)floored(floors, global_counters[i].name, NULL, NULL,
+					  counter_value(&global, &global_counters[i])));
 	}
 	return 0;
 }
@@ -311,7 +350,7 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 	return 0;
 }
 
-int fg_metrics_render(const char *ifname, FILE *out)
+int fg_metrics_render(const char *ifname, struct fg_counter_floors *floors, FILE *out)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
 	struct fg_policy_set *set = malloc(sizeof(*set));
@@ -335,9 +374,9 @@ int fg_metrics_render(const char *ifname, FILE *out)
 	interface_sample(out, "policy_generation", ifname, (double)pinned.rt.generation);
 	family(out, "policies", "gauge", "Policies in force.");
 	interface_sample(out, "policies", ifname, (double)set->count);
-	err = render_globals(out, ifname, &pinned);
+	err = render_globals(out, ifname, &pinned, floors);
 	if (!err)
-		err = render_policies(out, ifname, &pinned, set);
+		err = render_policies(out, ifname, &pinned, set, floors);
 	if (!err)
 		err = render_tables(out, ifname, &pinned);
 	if (!err)
@@ -365,14 +404,58 @@ static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int s
 	return ret;
 }
 
+/* Makes the text anew when it is older than METRICS_CACHE_NS. Called with
+ * the lock held: a scrape that comes while the text is being made waits
+ * for it, and all of them cost one walk of the tables. */
+static void refresh(struct fg_metrics *metrics)
+{
+	__u64 now = fg_monotonic_ns();
+	FILE *out;
+
+	if (metrics->made_ns && now - metrics->made_ns < METRICS_CACHE_NS)
+		return;
+	free(metrics->text);
+	metrics->text = NULL;
+	metrics->size = 0;
+	out = open_memstream(&metrics->text, &metrics->size);
+	if (!out) {
+		metrics->error = -ENOMEM;
+		return;
+	}
+	metrics->error = fg_metrics_render(metrics->ifname, metrics->floors, out);
+	fclose(out);
+	if (metrics->error) {
+		free(metrics->text);
+		metrics->text = NULL;
+	}
+	metrics->made_ns = fg_monotonic_ns();
+}
+
+/* A copy of the current text into *body, or the render's error. */
+static int exposition(struct fg_metrics *metrics, char **body, size_t *size)
+{
+	int err;
+
+	pthread_mutex_lock(&metrics->lock);
+	refresh(metrics);
+	err = metrics->error;
+	*size = metrics->size;
+	*body = err ? NULL : malloc(*size ? *size : 1);
+	if (*body)
+		memcpy(*body, metrics->text, *size);
+	else if (!err)
+		err = -ENOMEM;
+	pthread_mutex_unlock(&metrics->lock);
+	return err;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **req_cls)
 {
-	const struct fg_metrics *metrics = cls;
+	struct fg_metrics *metrics = cls;
 	char *body = NULL;
 	size_t size = 0;
-	FILE *out;
 	int err;
 
 	(void)version;
@@ -385,14 +468,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *connection, cons
 	if (strcmp(url, "/metrics"))
 		return respond(connection, MHD_HTTP_NOT_FOUND, strdup("try /metrics\n"), 13,
 			       "text/plain");
-	out = open_memstream(&body, &size);
-	if (!out)
-		return MHD_NO;
-	err = fg_metrics_render(metrics->ifname, out);
-	fclose(out);
+	err = exposition(metrics, &body, &size);
 	if (err) {
-		free(body);
-		body = NULL;
 		if (asprintf(&body, "floodgate is not readable on %s: %s\n", metrics->ifname,
 			     strerror(-err)) < 0)
 			return MHD_NO;
@@ -437,7 +514,8 @@ int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metric
 {
 	struct fg_metrics *metrics = calloc(1, sizeof(*metrics));
 	struct sockaddr_storage ss;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned int flags =
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
 
 	*out = NULL;
 	if (!metrics)
@@ -452,14 +530,21 @@ int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metric
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	snprintf(metrics->ifname, sizeof(metrics->ifname), "%s", ifname);
+	pthread_mutex_init(&metrics->lock, NULL);
+	metrics->floors = fg_counter_floors_new();
 	metrics->daemon =
-		MHD_start_daemon(flags, 0, NULL, NULL, handle, metrics, MHD_OPTION_SOCK_ADDR,
-				 (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, 16U,
-				 MHD_OPTION_CONNECTION_TIMEOUT, 10U, MHD_OPTION_END);
+		metrics->floors
+			? MHD_start_daemon(flags, 0, NULL, NULL, handle, metrics,
+					   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+					   MHD_OPTION_CONNECTION_LIMIT, METRICS_MAX_CONNECTIONS,
+					   MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+					   METRICS_MAX_PER_CLIENT, MHD_OPTION_CONNECTION_TIMEOUT,
+					   METRICS_TIMEOUT_S, MHD_OPTION_END)
+			: NULL;
 	if (!metrics->daemon) {
 		fg_fail(err, FG_ERR_ENV, "cannot serve metrics on %s: %s", addr_port,
-			strerror(errno));
-		free(metrics);
+			metrics->floors ? strerror(errno) : "out of memory");
+		fg_metrics_stop(metrics);
 		return -1;
 	}
 	*out = metrics;
@@ -470,6 +555,10 @@ void fg_metrics_stop(struct fg_metrics *metrics)
 {
 	if (!metrics)
 		return;
-	MHD_stop_daemon(metrics->daemon);
+	if (metrics->daemon)
+		MHD_stop_daemon(metrics->daemon);
+	pthread_mutex_destroy(&metrics->lock);
+	fg_counter_floors_free(metrics->floors);
+	free(metrics->text);
 	free(metrics);
 }

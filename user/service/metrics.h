@@ -7,16 +7,19 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "service/counter_floor.h"
 
 struct fg_metrics;
 
-/* Writes every metric of the floodgate loaded on `ifname`. Returns 0, or
- * a negative errno (-ENOENT: not loaded). */
-int fg_metrics_render(const char *ifname, FILE *out);
+/* Writes every metric of the floodgate loaded on `ifname`, each counter
+ * through `floors` (NULL: raw). Returns 0, or a negative errno (-ENOENT:
+ * not loaded). */
+int fg_metrics_render(const char *ifname, struct fg_counter_floors *floors, FILE *out);
 
-/* Serves /metrics on ADDR:PORT ([ADDR]:PORT for IPv6) from a thread of its
- * own. Returns 0, or -1 with `err` saying why: FG_ERR_USAGE for a bad
- * address, FG_ERR_ENV when it cannot be bound. */
+/* Serves /metrics on ADDR:PORT ([ADDR]:PORT for IPv6) from threads of its
+ * own: one per connection, 64 connections at most, 4 from one client
+ * address, each closed after 5 s idle. Returns 0, or -1 with `err` saying why: FG_ERR_USAGE for a
+ * bad address, FG_ERR_ENV when it cannot be bound. */
 int fg_metrics_start(const char *addr_port, const char *ifname, struct fg_metrics **out,
 		     struct fg_err *err);
 void fg_metrics_stop(struct fg_metrics *metrics);
