@@ -158,10 +158,11 @@ run_hook() {
 	check "stats: dropped equals what fgA received minus what reached the stack" \
 		test "$(json_get "$stats" 'd["policies"][0]["dropped_packets"]')" = \
 		"$(python3 -c "print($sent - sum(int(x) for x in '$counts'.split()))")"
-	check "bpftool shows the fields of sources4 (the IPv4 sources)" bash -c \
-		"bpftool map dump pinned $PIN/sources4 | grep -q '\"tat_ns\"' &&
-		 bpftool map dump pinned $PIN/sources4 | grep -q '\"policy_id\"' &&
-		 bpftool map dump pinned $PIN/sources4 | grep -q '\"addr\"'"
+	# Sources that lasted a second are in known4, the others in sources4.
+	ipv4_tables=$(bpftool map dump pinned "$PIN/sources4"; bpftool map dump pinned "$PIN/known4")
+	check "bpftool shows the fields of the IPv4 sources (sources4, known4)" bash -c \
+		'grep -q "\"tat_ns\"" <<<"$1" && grep -q "\"policy_id\"" <<<"$1" &&
+		 grep -q "\"addr\"" <<<"$1"' _ "$ipv4_tables"
 
 	count_sources fd00:1::1 fd00:1::2 fd00:1::3 fd00:1::4
 	out=$(flood --dst fd00:200::1 --src fd00:1::1+4 --dport 10 --size 1000 --rate 40000 \

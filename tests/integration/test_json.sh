@@ -47,6 +47,8 @@ match  = udp dport 9
 rate   = 10/s
 burst  = 10
 action = ban 10m
+# The lab's UDP source is real; a UDP ban needs the operator's word.
+ban_unverified = yes
 CONF
 chmod 600 "$WORK/tight.conf"
 

@@ -230,24 +230,31 @@ int fg_trusted_open(const char *path, const char *purpose, struct fg_err *err)
 	return fd;
 }
 
-/* Opens a secret for fg_secret_read; -1 with err when it is not one. */
+/* Opens a secret for fg_secret_read; -1 with err when it is not one. A
+ * secret is named by its own path: a link is refused before the trusted
+ * open, which would follow it. The open file must be readable by its owner
+ * alone, even under --insecure-config. */
 static int open_secret(const char *path, const char *where, struct fg_err *err)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	struct fg_err trust = {0};
 	struct stat st;
+	int fd;
 
-	if (fd < 0)
+	if (lstat(path, &st))
 		return fg_fail_at(err, FG_ERR_CONFIG, "%s %s: cannot open it: %s", where, path,
-				  errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+				  strerror(errno));
+	if (S_ISLNK(st.st_mode))
+		return fg_fail_at(err, FG_ERR_CONFIG,
+				  "%s %s: cannot open it: it is a symbolic link", where, path);
+	fd = fg_trusted_open(path, NULL, &trust);
+	if (fd < 0)
+		return fg_fail_at(err, FG_ERR_CONFIG, "%s %s", where, trust.msg);
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		fg_fail_at(err, FG_ERR_CONFIG, "%s %s: not a regular file", where, path);
 	else if (st.st_mode & (S_IRGRP | S_IROTH))
 		fg_fail_at(err, FG_ERR_CONFIG,
 			   "%s %s: refused: it holds a password and is readable by %s (chmod 600)",
 			   where, path, st.st_mode & S_IROTH ? "others" : "its group");
-	else if (fg_config_check_owner(path, &trust))
-		fg_fail_at(err, FG_ERR_CONFIG, "%s %s", where, trust.msg);
 	else
 		return fd;
 	close(fd);

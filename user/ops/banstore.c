@@ -261,24 +261,28 @@ int fg_banstore_read(const char *ifname, struct fg_banstore *store, struct fg_er
 	if (check_ifname(ifname, err))
 		return -1;
 	fg_banstore_path(ifname, path, sizeof(path));
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return 0;
-	if (fd < 0 && errno == ELOOP)
+	/* A state file is named by its own path: a link is refused before
+	 * the trusted open, which would follow it. */
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0
+				       : fg_fail(err, FG_ERR_SYSTEM, "cannot open %s: %s", path,
+						 strerror(errno));
+	if (S_ISLNK(st.st_mode))
 		return fg_fail_at(err, FG_ERR_CONFIG,
 				  "%s: refused: it is a symbolic link (the "
 				  "state file must be a plain file)",
 				  path);
-	if (fd < 0)
-		return fg_fail(err, FG_ERR_SYSTEM, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fg_fail_at(err, FG_ERR_CONFIG, "%s: refused: not a plain file", path);
+	fd = fg_trusted_open(path, NULL, err);
+	if (fd < 0 && errno == ENOENT) { /* removed since the lstat */
+		*err = (struct fg_err){0};
+		return 0;
 	}
-	in = fg_config_check_owner(path, err) ? NULL : fdopen(fd, "r");
+	if (fd < 0)
+		return -1;
+	in = fdopen(fd, "r");
 	if (!in) {
 		close(fd);
-		return err->kind ? -1 : fg_fail(err, FG_ERR_SYSTEM, "out of memory");
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory");
 	}
 	ret = fg_banstore_parse(path, in, store, err);
 	fclose(in);
