@@ -66,3 +66,22 @@ flood_both() {
 	wait $pid
 	FLOOD_SECOND=$(cat "$WORK/flood_second.json")
 }
+
+# require_redis: skips the suite (exit 77) on a machine without redis-server.
+require_redis() {
+	if ! command -v redis-server >/dev/null; then
+		echo "$TEST_NAME: redis-server is not installed (scripts/install-deps.sh); skipped"
+		exit 77
+	fi
+}
+
+# stop_children PID...: stops the suite's background processes and reaps
+# them (empty arguments are skipped).
+stop_children() {
+	local pid
+	for pid in "$@"; do
+		[ -n "$pid" ] || continue
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
+	return 0
+}

@@ -11,20 +11,14 @@
 # unreachable Redis refuses the fleet policy's packets.
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v redis-server >/dev/null; then
-	echo "$TEST_NAME: redis-server is not installed (scripts/install-deps.sh); skipped"
-	exit 77
-fi
+require_redis
 
 WORK=$(mktemp -d)
 REDIS_PID=
 RUN_A=
 RUN_B=
 cleanup() {
-	local pid
-	for pid in $RUN_A $RUN_B $REDIS_PID; do
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
+	stop_children $RUN_A $RUN_B $REDIS_PID
 	lab_down
 	rm -rf "$WORK"
 }

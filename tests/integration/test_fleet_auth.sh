@@ -26,10 +26,7 @@ WORK=$(mktemp -d)
 PIDS=()
 RUN_A=
 cleanup() {
-	local pid
-	for pid in $RUN_A "${PIDS[@]}"; do
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
+	stop_children $RUN_A "${PIDS[@]}"
 	lab_down
 	rm -rf "$WORK"
 }

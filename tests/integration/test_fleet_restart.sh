@@ -9,20 +9,14 @@
 # the daemon lives on, logs and counts each outage, and syncs again.
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v redis-server >/dev/null; then
-	echo "$TEST_NAME: redis-server is not installed (scripts/install-deps.sh); skipped"
-	exit 77
-fi
+require_redis
 
 WORK=$(mktemp -d)
 REDIS_PID=
 RUN_A=
 FLOOD_PID=
 cleanup() {
-	local pid
-	for pid in $FLOOD_PID $RUN_A $REDIS_PID; do
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
+	stop_children $FLOOD_PID $RUN_A $REDIS_PID
 	lab_down
 	rm -rf "$WORK"
 }

@@ -9,19 +9,13 @@
 # correctness, not speed.
 source "$(dirname "$0")/lib.sh"
 
-if ! command -v redis-server >/dev/null; then
-	echo "$TEST_NAME: redis-server is not installed (scripts/install-deps.sh); skipped"
-	exit 77
-fi
+require_redis
 
 WORK=$(mktemp -d)
 REDIS_PID=
 RUN_A=
 cleanup() {
-	local pid
-	for pid in $RUN_A $REDIS_PID; do
-		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	done
+	stop_children $RUN_A $REDIS_PID
 	lab_down
 	rm -rf "$WORK"
 }
