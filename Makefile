@@ -40,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test check-layers mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format soak
+.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format soak
 
 all: $(BUILD)/floodgate
 
@@ -188,10 +188,14 @@ integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK) $(FIXTURES)
 check-layers:
 	$(Q)python3 scripts/check-layers.py
 
+# Every mutant of `make mutants` still applies to the tree (cheap).
+check-mutants:
+	$(Q)scripts/mutants.sh --check
+
 # The one test command (README, .ci/run): installs what is missing first.
 test:
 	$(Q)scripts/install-deps.sh
-	$(Q)$(MAKE) --no-print-directory check-layers
+	$(Q)$(MAKE) --no-print-directory check-layers check-mutants
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/run-tests.sh
 

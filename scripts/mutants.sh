@@ -17,6 +17,10 @@
 #   FG_MUTANTS_LOCK=PATH   run each mutant's suites under `flock PATH` (the
 #                          machine's shared lock for traffic-sending tests)
 #   FG_MUTANTS_KEEP=1      keep the scratch copies (their paths are printed)
+#   --check                only check that every mutant still applies (its
+#                          text occurs once); `make check-mutants`, part of
+#                          `make test`, so an edit that strands a mutant
+#                          fails at once rather than in the next mutant run
 #
 # Exit status: 0 every mutant caught, 1 a mutant survived or could not be
 # applied or built.
@@ -31,8 +35,8 @@ mutant() {
 }
 
 mutant verdicts-inverted bpf/floodgate.bpf.c '^test_prog$' \
-	'if (fg_process(data, data_end, pkt_len) == FG_VERDICT_DROP)' \
-	'if (fg_process(data, data_end, pkt_len) != FG_VERDICT_DROP)' \
+	'if (fg_process(ctx, &pkt, NULL, data, data_end, pkt_len) == FG_VERDICT_DROP)' \
+	'if (fg_process(ctx, &pkt, NULL, data, data_end, pkt_len) != FG_VERDICT_DROP)' \
 	"XDP drops what it should pass and passes what it should drop"
 mutant burst-doubled user/policy/policy.c '^test_prog$' \
 	'fg_gcra_params_init(&params->token_bucket, count, period, burst, pc->bytes)' \
@@ -67,8 +71,8 @@ mutant tc-ignores-verdict bpf/floodgate.bpf.c '^test_prog$|^test_cli\.sh$' \
 	'return TC_ACT_OK;' \
 	"the tc program never drops"
 mutant tc-byte-cost-ignores-skb-len bpf/floodgate.bpf.c '^test_cli\.sh$' \
-	'if (fg_process(data, data_end, skb->len) == FG_VERDICT_DROP)' \
-	'if (fg_process(data, data_end, 64) == FG_VERDICT_DROP)' \
+	'if (fg_process(skb, &pkt, skb, NULL, NULL, skb->len) == FG_VERDICT_DROP)' \
+	'if (fg_process(skb, &pkt, skb, NULL, NULL, 64) == FG_VERDICT_DROP)' \
 	"tc charges byte limits 64 bytes a frame, not skb->len"
 mutant load-lock-removed user/maps/pinfolder.c '^test_cli\.sh$|^test_limits\.sh$' \
 	'if (!flock(fd, LOCK_EX | LOCK_NB))' \
@@ -145,6 +149,24 @@ run_suites() {
 		"$@"
 	fi
 }
+
+# count_in FILE OLD: how many times OLD occurs in FILE.
+count_in() {
+	python3 -c 'import sys; print(open(sys.argv[1]).read().count(sys.argv[2]))' "$1" "$2"
+}
+
+if [ "${1:-}" = --check ]; then
+	stale=0
+	for i in "${!NAMES[@]}"; do
+		n=$(count_in "${FILES[$i]}" "${OLDS[$i]}")
+		if [ "$n" != 1 ]; then
+			echo "mutant ${NAMES[$i]}: its text occurs $n times in ${FILES[$i]}, not once" >&2
+			stale=1
+		fi
+	done
+	[ "$stale" = 0 ] && echo "mutants: all ${#NAMES[@]} apply"
+	exit "$stale"
+fi
 
 caught=() survived=() broken=()
 for i in "${!NAMES[@]}"; do
