@@ -60,7 +60,7 @@ FLOOD_SRCS  := $(filter-out %.bpf.c,$(FLOOD_SRCS))
 FLOOD_OBJS  := $(patsubst $(FLOOD_DIR)/%.c,$(BUILD)/$(FLOOD_DIR)/%.o,$(FLOOD_SRCS))
 FLOOD_BIN   := $(BUILD)/floodgate-flood
 FLOOD_CHECK := $(BUILD)/flood_check.bpf.o
-BENCH_BPF   := $(BUILD)/baseline.bpf.o
+BENCH_BPF   := $(BUILD)/baseline.bpf.o $(BUILD)/simplest.bpf.o
 # tests/fixtures: BPF programs the integration tests attach beside floodgate.
 FIXTURES    := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
 # user/ holds one folder per layer (README, Layout; scripts/check-layers.py).
@@ -143,7 +143,7 @@ $(PROG_TESTS): $(PROG_OBJS) $(USER_OBJS) | $(BUILD)/tests
 	$(Q)$(CC) $(CFLAGS) $^ $(CMOCKA) $(LDLIBS) -o $@
 
 $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS) \
-		$(BUILD)/baseline.skel.h | $(BUILD)
+		$(BUILD)/baseline.skel.h $(BUILD)/simplest.skel.h | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 

@@ -9,7 +9,8 @@
  * memory per tracked source in sources4 (IPv4) and sources (the rest);
  * `bench_prog --memory` prints only that, and `bench_prog TEXT` times only
  * the scenarios whose names contain TEXT (to compare two builds of one
- * change quickly). Not a test: it asserts nothing about speed.
+ * change quickly). The simplest limiter (tests/bench/simplest.bpf.c) is timed
+ * beside them on a hot key and 1k keys. Not a test: it asserts nothing about speed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "baseline.skel.h"
+#include "simplest.skel.h"
 #include "config/config.h"
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
@@ -34,6 +36,7 @@
 #define ROUNDS	      15
 #define REPEAT	      300000
 #define MAX_SCENARIOS 48
+#define KEYS_1K	      (1024 - 1)
 #define KEYS_4K	      (4096 - 1)
 #define KEYS_1M	      ((1 << 20) - 1)
 #define RANDOM_16M    (~0U)
@@ -54,6 +57,16 @@ struct scenario {
 
 /* Bare XDP_DROP, by round: the baseline of every ratio. */
 static double bare_ns[ROUNDS];
+
+/* The simplest limiter (tests/bench/simplest.bpf.c), issue 25's baseline:
+ * on a hot key and on 1k keys, each timed in the same rounds. */
+static const struct {
+	const char *name;
+	__u32 source_mask;
+} simplest_cases[] = {{"simplest limiter, hot key", 0}, {"simplest limiter, 1k keys", KEYS_1K}};
+#define N_SIMPLEST (sizeof(simplest_cases) / sizeof(simplest_cases[0]))
+static struct simplest_bpf *simplest[N_SIMPLEST];
+static double simplest_ns[N_SIMPLEST][ROUNDS];
 
 static struct scenario scenarios[MAX_SCENARIOS];
 static int n_scenarios;
@@ -133,6 +146,28 @@ static void load(struct scenario *s)
 	/* Warm up: every key of a key set gets its state before timing. */
 	if (s->source_mask && s->source_mask != RANDOM_16M)
 		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), s->source_mask + 1);
+}
+
+/* Loads the simplest limiter for each case whose name contains `text`
+ * (NULL: every case), and warms its keys up. */
+static void load_simplest(const char *text)
+{
+	size_t i;
+
+	for (i = 0; i < N_SIMPLEST; i++) {
+		if (text && !strstr(simplest_cases[i].name, text))
+			continue;
+		simplest[i] = simplest_bpf__open();
+		if (!simplest[i])
+			exit(1);
+		simplest[i]->rodata->bench_source_mask = simplest_cases[i].source_mask;
+		if (simplest_bpf__load(simplest[i])) {
+			fprintf(stderr, "%s: cannot load\n", simplest_cases[i].name);
+			exit(1);
+		}
+		run_ns(bpf_program__fd(simplest[i]->progs.simplest),
+		       simplest_cases[i].source_mask + 1);
+	}
 }
 
 /* The kernel's own accounting of a map's memory (fdinfo "memlock"). */
@@ -227,6 +262,10 @@ static void build_scenarios(void)
 			s->max_sources = keys[k].mask ? 2 * (keys[k].mask + 1) : 0;
 		}
 	}
+	/* beside "simplest limiter, 1k keys" (issue 25's 1k-source goal) */
+	s = add("token_bucket, 1k keys",
+		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1K);
+	s->max_sources = 2 * (KEYS_1K + 1);
 	/* A sources4 of fewer than 256 entries turns the refusal cache off
 	 * (fg_refusal_churn_limit): every refusal looks its state up. */
 	s = add("token_bucket, hot key, no refusal cache", "[policy p]\nmatch = udp\nrate = 10/s\n",
@@ -287,11 +326,15 @@ static void keep_scenarios_named(const char *text)
 /* The per-round figures of the scenario named `name`, or NULL. */
 static const double *rounds_of(const char *name)
 {
+	size_t j;
 	int i;
 
 	for (i = 0; i < n_scenarios; i++)
 		if (!strcmp(scenarios[i].name, name))
 			return scenarios[i].ns;
+	for (j = 0; j < N_SIMPLEST; j++)
+		if (simplest[j] && !strcmp(simplest_cases[j].name, name))
+			return simplest_ns[j];
 	return NULL;
 }
 
@@ -318,6 +361,11 @@ static void print_steps(void)
 		{"each further layer", "3 layers (ip, /24, global), hot key", hot, 2},
 		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
 		{"floodgate over bare, 4k keys", "token_bucket, 4k keys", NULL, 1},
+		{"simplest limiter over bare, hot key", "simplest limiter, hot key", NULL, 1},
+		{"floodgate over the simplest limiter, hot key", hot, "simplest limiter, hot key",
+		 1},
+		{"floodgate over the simplest limiter, 1k keys", "token_bucket, 1k keys",
+		 "simplest limiter, 1k keys", 1},
 	};
 	size_t i;
 	int r;
@@ -340,6 +388,7 @@ int main(int argc, char **argv)
 {
 	struct baseline_bpf *baseline;
 	double bare, med;
+	size_t j;
 	int r, i;
 
 	if (geteuid() != 0) {
@@ -361,8 +410,13 @@ int main(int argc, char **argv)
 		keep_scenarios_named(argv[1]);
 	for (i = 0; i < n_scenarios; i++)
 		load(&scenarios[i]);
+	load_simplest(argc > 1 ? argv[1] : NULL);
 	for (r = 0; r < ROUNDS; r++) {
 		bare_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT);
+		for (j = 0; j < N_SIMPLEST; j++)
+			if (simplest[j])
+				simplest_ns[j][r] = run_ns(
+					bpf_program__fd(simplest[j]->progs.simplest), REPEAT);
 		for (i = 0; i < n_scenarios; i++)
 			scenarios[i].ns[r] =
 				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT);
@@ -371,6 +425,12 @@ int main(int argc, char **argv)
 	printf("BPF_PROG_TEST_RUN, %d repeats x %d interleaved rounds, medians\n", REPEAT, ROUNDS);
 	printf("%-44s %8s %10s\n", "program", "ns/pkt", "x XDP_DROP");
 	printf("%-44s %8.1f %10.2f\n", "bare XDP_DROP (baseline)", bare, 1.0);
+	for (j = 0; j < N_SIMPLEST; j++) {
+		if (!simplest[j])
+			continue;
+		med = median(simplest_ns[j]);
+		printf("%-44s %8.1f %10.2f\n", simplest_cases[j].name, med, med / bare);
+	}
 	for (i = 0; i < n_scenarios; i++) {
 		med = median(scenarios[i].ns);
 		printf("%-44s %8.1f %10.2f\n", scenarios[i].name, med, med / bare);
@@ -380,6 +440,8 @@ int main(int argc, char **argv)
 		print_memory();
 	for (i = 0; i < n_scenarios; i++)
 		floodgate_bpf__destroy(scenarios[i].skel);
+	for (j = 0; j < N_SIMPLEST; j++)
+		simplest_bpf__destroy(simplest[j]);
 	baseline_bpf__destroy(baseline);
 	return 0;
 }
