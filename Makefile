@@ -40,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench install clean format check-format soak
+.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
 
 all: $(BUILD)/floodgate
 
@@ -220,6 +220,12 @@ bench:
 	$(Q)scripts/install-deps.sh
 	$(Q)$(MAKE) --no-print-directory tests
 	$(Q)scripts/bench.sh
+
+# perf sampling of the JITed XDP program under a hot-key and a 1M-source
+# flood (scripts/profile.sh; docs/benchmarks.md)
+profile:
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/floodgate $(FLOOD_BIN)
+	$(Q)scripts/profile.sh
 
 # The fault-injection soak (scripts/soak.sh), minutes long, not part of
 # `make test`: `make soak SOAK_SECONDS=600 SOAK_SEED=24`.
