@@ -32,9 +32,9 @@
 #
 # Environment knobs:
 #   FG_BENCH_DURATION  seconds per run (default 2.5)
-#   FG_BENCH_ROUNDS    repetitions of the whole round-robin (default 4: 30
-#                      runs a round, about 2 minutes; 4 keep the whole
-#                      benchmark within about 12 minutes)
+#   FG_BENCH_ROUNDS    repetitions of the whole round-robin (default 3: 30
+#                      runs a round, about 3 minutes; 3 keep the whole
+#                      benchmark within about 10 minutes)
 #   FG_BENCH_SINK      stack: what a limiter passes goes on into the IP stack,
 #                      as on a protected host (default); drop: it is dropped
 #                      at the first hook after the limiter, so the figure
@@ -60,7 +60,7 @@ source "$(dirname "$0")/lab.sh"
 lab_enter "$0" "$@"
 
 DURATION=${FG_BENCH_DURATION:-2.5}
-ROUNDS=${FG_BENCH_ROUNDS:-4}
+ROUNDS=${FG_BENCH_ROUNDS:-3}
 SINK=${FG_BENCH_SINK:-stack}
 BUDGET=${FG_BENCH_BUDGET:-660}
 FG_EXTRA=${FG_BENCH_FG_EXTRA:-}
@@ -389,8 +389,8 @@ run_one() {
 		"$q0" "$q1" <<-'PY'
 		import sys
 		recv, sset, rnd, before, after, rx, sent, txd, ens, mbn, runs, detail, q0, q1 = sys.argv[1:]
-		# what each receive queue ran through XDP (none for the tc, nft and
-		# iptables receivers, which have no XDP program on fgA)
+		# what each receive queue's NAPI ran (veth counts it as xdp_packets
+		# with or without an XDP program, GRO being on)
 		queues = [int(b) - int(a) for a, b in zip(q0.split(), q1.split())]
 		b = [int(x) for x in before.split()]
 		a = [int(x) for x in after.split()]
@@ -673,13 +673,19 @@ python3 - "$DETAIL_CSV" "$MEDIANS_CSV" "$OUT/plot.dat" "$WORK/plot.series" "${RE
 	        print(f"  {a} / {b} at {s}: n/a ({goal})")
 	        continue
 	    ratio = x[0] / y[0]
+	    # The machine's speed drifts between rounds (other work on these
+	    # CPUs): the ratio within each round, the two runs minutes apart.
+	    per_round = sorted(float(p["mpps"]) / float(q["mpps"])
+	                       for p in runs.get((a, s), []) for q in runs.get((b, s), [])
+	                       if p["run"] == q["run"] and float(q["mpps"]))
 	    verdict = ""
 	    if want:
 	        verdict = ": met" if ratio >= want[0] else ": missed"
 	        if want[1] and ratio >= want[1]:
 	            verdict += ", stretch met"
 	    print(f"  {a} / {b} at {s:<3}: {ratio:5.2f} ({goal}{verdict}); "
-	          f"passed {x[3]:.2f}% vs {y[3]:.2f}%")
+	          f"passed {x[3]:.2f}% vs {y[3]:.2f}%; by round "
+	          + ", ".join(f"{r:.2f}" for r in per_round))
 	# Two receive queues, one generator thread on each CPU: what each queue
 	# (each CPU's NAPI) ran through XDP.
 	print()

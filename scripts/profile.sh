@@ -11,6 +11,9 @@
 # (bpf_prog_<tag>_fg_xdp), and the kernel helpers it calls
 # (bpf_ktime_get_ns, the LRU hash's lookup and insert, the LPM trie, ...).
 #
+# The simplest limiter (tests/bench/simplest.bpf.c) is profiled under the
+# same hot-key flood, for comparison.
+#
 #   FG_PROFILE_SECONDS  seconds sampled per flood (default 4)
 #   FG_PROFILE_OUT      where profile.txt and the perf data go
 #                       (default bench-results)
@@ -60,11 +63,20 @@ cat >"$WORK/floodgate.conf" <<-EOF
 	burst = 1
 EOF
 
-# profile_flood NAME SOURCES: floods fgA from SOURCES, samples while it runs,
-# and appends the symbols with at least 0.5% of the samples to the report.
+# attach_floodgate / attach_simplest, and detach_X: the program profiled.
+# The simplest limiter is build/simplest.bpf.o (100 a second per source: a
+# hot source is refused all but 100 times a second).
+attach_floodgate() { "$FLOODGATE" load fgA -c "$WORK/floodgate.conf" --hook xdp >/dev/null; }
+detach_floodgate() { "$FLOODGATE" unload fgA >/dev/null; }
+attach_simplest() { ip link set dev fgA xdpdrv obj "$REPO/build/simplest.bpf.o" sec xdp; }
+detach_simplest() { ip link set dev fgA xdpdrv off; }
+
+# profile_flood NAME SOURCES [PROGRAM]: floods fgA from SOURCES through
+# PROGRAM (floodgate, or simplest), samples while it runs, and appends the
+# symbols with at least 0.5% of the samples to the report.
 profile_flood() {
-	local name=$1 srcs=$2 flood_pid
-	"$FLOODGATE" load fgA -c "$WORK/floodgate.conf" --hook xdp >/dev/null
+	local name=$1 srcs=$2 prog=${3:-floodgate} flood_pid
+	"attach_$prog"
 	ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgB --dst-mac "$FGA_MAC" --json \
 		--dst 10.200.0.1 --src "$srcs" --threads 2 \
 		--duration $((SECONDS_SAMPLED + 3)) >"$WORK/flood-$name.json" &
@@ -72,9 +84,9 @@ profile_flood() {
 	sleep 2 # past the generator's setup (1M source lists) and first packets
 	perf record -q -a -g -o "$OUT/perf-$name.data" -- sleep "$SECONDS_SAMPLED" 2>/dev/null
 	wait "$flood_pid"
-	"$FLOODGATE" unload fgA >/dev/null
+	"detach_$prog"
 	{
-		echo "== $name: floodgate XDP, 2 sender threads, --src $srcs, perf record -a -g, ${SECONDS_SAMPLED} s"
+		echo "== $name: $prog XDP, 2 sender threads, --src $srcs, perf record -a -g, ${SECONDS_SAMPLED} s"
 		echo "   (self time by symbol, both CPUs; the generator's own symbols are listed too)"
 		perf report -i "$OUT/perf-$name.data" --no-children --sort symbol --stdio \
 			--percent-limit 0.5 -g none 2>/dev/null | grep -v '^#' | grep -v '^$' |
@@ -84,6 +96,7 @@ profile_flood() {
 			-g none 2>/dev/null | awk '
 			/^ *[0-9.]+%/ { p = $1 + 0; s = $3
 				if (s ~ /^bpf_prog_.*_fg_/) g["floodgate JITed code (bpf_prog_*_fg_*)"] += p
+				else if (s ~ /^bpf_prog_.*_simplest$/) g["the simplest limiter JITed code"] += p
 				else if (s ~ /^bpf_prog_/) g["other BPF programs (the generator)"] += p
 				else if (s ~ /clock|ktime/) g["clock (bpf_ktime_get_ns: pvclock, ktime)"] += p
 				else if (s ~ /htab|lookup_nulls|lru/) g["hash maps (lookup, hash, LRU)"] += p
@@ -99,4 +112,5 @@ echo "JITed programs: $(grep -c ' bpf_prog_' /proc/kallsyms) in /proc/kallsyms" 
 echo | tee -a "$REPORT"
 profile_flood hot-key 10.0.0.1
 profile_flood 1M-sources 10.0.0.0+1000000
+profile_flood simplest-hot-key 10.0.0.1 simplest
 echo "report: $REPORT; perf data: $OUT/perf-*.data (perf report -i FILE)"

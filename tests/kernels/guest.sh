@@ -66,6 +66,7 @@ declare -A NOT_RUN=(
 	[test_top.sh]="top over the pinned tables from userspace; its kernel side (the tables read back) is test_prog's top feature, run here"
 	[test_scope_host.sh]="paced floods through two interfaces whose per-second rates TCG distorts; one map shared by two programs is test_prog's test_host_scope_shares_one_bucket, run here"
 	[test_unit.sh]="make install and systemd-analyze verify of the unit file: nothing in it depends on the kernel"
+	[test_two_queues.sh]="a paced 100 kpps flood from both CPUs; its kernel side is test_prog's two-CPU exactness tests, run here"
 )
 
 say() {
