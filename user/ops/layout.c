@@ -86,9 +86,10 @@ void fg_close_old_maps(struct fg_old_map *old)
 			close(old[i].fd);
 }
 
-bool fg_upgrade_needed(const char *pin_dir)
+bool fg_upgrade_needed(const char *pin_dir, const struct fg_config *cfg)
 {
 	struct fg_old_map *old = calloc(fg_pinned_map_count, sizeof(*old));
+	const struct fg_pinned_map *bans = fg_pinned_find("bans");
 	bool needed = false, any = false;
 	size_t i;
 
@@ -99,6 +100,8 @@ bool fg_upgrade_needed(const char *pin_dir)
 		any |= old[i].fd >= 0;
 		needed |= !fg_same_layout(&fg_pinned_maps[i], &old[i]);
 	}
+	i = (size_t)(bans - fg_pinned_maps);
+	needed |= old[i].fd >= 0 && old[i].info.max_entries != bans->entries(cfg);
 	fg_close_old_maps(old);
 	free(old);
 	return any && needed;
