@@ -329,3 +329,24 @@ FG_PROG_TEST(test_hundred_thousand_bans_from_outside)
 	assert_int_equal(count.policy_bans, max_bans - outside);
 	floodgate_bpf__destroy(skel);
 }
+
+/* A fleet ban that ends leaves the trie, not the policies' share: only
+ * policies' bans are counted in it. */
+FG_PROG_TEST(test_ended_fleet_ban_leaves_the_share_alone)
+{
+	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = udp\nrate = 1/s\nburst = 1\n"
+					       "action = ban 1h\nban_unverified = yes\n");
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 32, .family = 4};
+	struct fg_ban ban = {.expires_ns = T0,
+			     .strikes = 1,
+			     .policy_id = FG_FLEET_BAN_POLICY_ID,
+			     .family = 4,
+			     .prefix_len = 32};
+
+	inet_pton(AF_INET, "10.0.0.1", key.addr);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 1), 1);
+	assert_false(has_ban(skel, 4, "10.0.0.1", 32));
+	assert_int_equal(policy_bans(skel), 0);
+	floodgate_bpf__destroy(skel);
+}
