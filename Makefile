@@ -149,7 +149,7 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 
 tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
 	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES) $(BUILD)/layout-b/floodgate \
-	$(BUILD)/pre-sources4/floodgate
+	$(BUILD)/pre-sources4/floodgate $(BUILD)/pre-maxbans/floodgate
 
 # A second floodgate whose `bans` value is padded (FG_TEST_LAYOUT_PAD): the
 # other build tests/integration/test_upgrade.sh upgrades to and from.
@@ -157,22 +157,25 @@ $(BUILD)/layout-b/floodgate: $(BPF_SRCS) $(BPF_HDRS) $(USER_SRCS) $(USER_MAIN) $
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/layout-b \
 		EXTRA_DEFINES=-DFG_TEST_LAYOUT_PAD $(BUILD)/layout-b/floodgate
 
-# The last release of the layout before sources4 (one `sources` table for
-# every family), built from this clone's history: the real old build that
-# test_upgrade.sh upgrades from, which splits its IPv4 state into sources4.
-# Without the history (an archive, not a clone) it is not built, and
-# test_upgrade.sh fails and says so.
-PRE_SOURCES4_COMMIT := 28b9c1c74010119125e73d30cf0792a9d64d4fda
-$(BUILD)/pre-sources4/floodgate:
-	$(call msg,OLD,$@ from $(PRE_SOURCES4_COMMIT))
-	$(Q)if git cat-file -e $(PRE_SOURCES4_COMMIT)^{commit} 2>/dev/null; then \
-		rm -rf $(BUILD)/pre-sources4 && mkdir -p $(BUILD)/pre-sources4/src && \
-		git archive $(PRE_SOURCES4_COMMIT) | tar -x -C $(BUILD)/pre-sources4/src && \
-		$(MAKE) --no-print-directory -s -C $(BUILD)/pre-sources4/src build/floodgate && \
-		cp $(BUILD)/pre-sources4/src/build/floodgate $@ && \
-		rm -rf $(BUILD)/pre-sources4/src; \
+# Older releases built from this clone's history: the real old builds that
+# test_upgrade.sh upgrades from. pre-sources4: the layout before sources4
+# (one `sources` table for every family), whose IPv4 state is split into
+# sources4. pre-maxbans: the layout before max_bans (a `bans` trie of
+# 65,536, `ban_count` without outside_refused), whose bans are carried
+# into a larger trie. Without the history (an archive, not a clone) they
+# are not built, and test_upgrade.sh fails and says so.
+OLD_COMMIT_pre-sources4 := 28b9c1c74010119125e73d30cf0792a9d64d4fda
+OLD_COMMIT_pre-maxbans := 3bf01c699d2a81aae36b53b982c1049c0b8ab366
+$(BUILD)/pre-sources4/floodgate $(BUILD)/pre-maxbans/floodgate: $(BUILD)/%/floodgate:
+	$(call msg,OLD,$@ from $(OLD_COMMIT_$*))
+	$(Q)if git cat-file -e $(OLD_COMMIT_$*)^{commit} 2>/dev/null; then \
+		rm -rf $(BUILD)/$* && mkdir -p $(BUILD)/$*/src && \
+		git archive $(OLD_COMMIT_$*) | tar -x -C $(BUILD)/$*/src && \
+		$(MAKE) --no-print-directory -s -C $(BUILD)/$*/src build/floodgate && \
+		cp $(BUILD)/$*/src/build/floodgate $@ && \
+		rm -rf $(BUILD)/$*/src; \
 	else \
-		echo "  $(PRE_SOURCES4_COMMIT) is not in this clone's history: $@ not built"; \
+		echo "  $(OLD_COMMIT_$*) is not in this clone's history: $@ not built"; \
 	fi
 
 unit-test: $(UNIT_TESTS)

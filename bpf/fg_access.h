@@ -46,14 +46,14 @@ static __always_inline __s64 fg_ban_count_add(__s64 delta)
 	struct fg_ban_count *count = bpf_map_lookup_elem(&ban_count, &zero);
 
 	if (!count)
-		return FG_MAX_POLICY_BANS;
+		return fg_max_policy_bans;
 	return __sync_fetch_and_add(&count->policy_bans, delta);
 }
 
 /* Deletes the expired ban `ban` at `key`; a policy's ban leaves its share. */
 static __always_inline void fg_ban_forget(struct fg_src_lpm_key *key, const struct fg_ban *ban)
 {
-	bool by_policy = ban->policy_id != 0;
+	bool by_policy = fg_ban_of_policy(ban->policy_id);
 
 	if (!bpf_map_delete_elem(&bans, key) && by_policy)
 		fg_ban_count_add(-1);
@@ -125,7 +125,7 @@ static __always_inline int fg_ban_insert(const struct fg_src_lpm_key *ban_key,
 {
 	int err; /* int, not long: pre-6.4 JITs do not sign-extend it */
 
-	if (fg_ban_count_add(1) >= FG_MAX_POLICY_BANS) {
+	if (fg_ban_count_add(1) >= fg_max_policy_bans) {
 		fg_ban_count_add(-1);
 		return 1;
 	}

@@ -24,6 +24,10 @@ const volatile bool fg_coarse_clock = false;
  * fewer than 256 entries) turns the cache off. */
 const volatile __u32 fg_refusal_churn_limit = 0;
 
+/* fg_policy_ban_cap() of the size of `bans` (max_bans): the policies'
+ * share of the trie. Read only where a policy's ban is being added. */
+const volatile __u32 fg_max_policy_bans = 0;
+
 /* Benchmarks only: rewrite the IPv4 source of every packet to
  * 10.0.0.0 + (sequence & fg_bench_source_mask), or to a random address in
  * 10.0.0.0/8 when the mask is ~0, so BPF_PROG_TEST_RUN with repeat can

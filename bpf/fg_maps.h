@@ -60,7 +60,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, FG_MAX_BANS);
+	__uint(max_entries, FG_DEFAULT_MAX_BANS); /* resized from max_bans */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct fg_src_lpm_key);
 	__type(value, struct fg_ban);

@@ -46,14 +46,26 @@ struct fg_ban {
 	__u64 test_layout_pad;
 #endif
 };
-#define FG_MAX_BANS 65536
+/* The entries of `bans`: the global key max_bans, fixed at load (the
+ * loader sizes the trie before it is created). */
+#define FG_DEFAULT_MAX_BANS 65536
+#define FG_MIN_MAX_BANS	    8192
+#define FG_MAX_MAX_BANS	    16777216
 
-/* Bans by hand (and by the fleet) have this share of `bans` to themselves:
- * the datapath adds a ban only while `ban_count` is below
- * FG_MAX_POLICY_BANS, so `floodgate ban` works when policies have filled
- * their share. */
+/* Bans by hand, by the fleet and by CrowdSec have a share of `bans` to
+ * themselves: the datapath adds a policy's ban only while `ban_count` is
+ * below fg_policy_ban_cap(max_bans), so `floodgate ban` works when policies
+ * have filled theirs. The share is a sixteenth of the trie, at least 4,096
+ * (4,096 of the default 65,536; 8,192 of 131,072). */
 #define FG_BANS_RESERVED_BY_HAND 4096
-#define FG_MAX_POLICY_BANS	 (FG_MAX_BANS - FG_BANS_RESERVED_BY_HAND)
+static inline __u32 fg_bans_reserved(__u32 max_bans)
+{
+	return max_bans / 16 > FG_BANS_RESERVED_BY_HAND ? max_bans / 16 : FG_BANS_RESERVED_BY_HAND;
+}
+static inline __u32 fg_policy_ban_cap(__u32 max_bans)
+{
+	return max_bans > fg_bans_reserved(max_bans) ? max_bans - fg_bans_reserved(max_bans) : 0;
+}
 
 /* Value of the one-entry, mmapable `ban_count` array: the bans action = ban
  * holds in `bans`. The datapath adds one for a ban it inserts and takes
@@ -62,6 +74,11 @@ struct fg_ban {
  * too high, which the next deletions repair, or briefly low. */
 struct fg_ban_count {
 	__s64 policy_bans;
+	/* Bans from outside the datapath (by hand, the fleet, CrowdSec) that
+	 * a full trie refused; user space adds them atomically
+	 * (user/ops/bans.c, fg_bans_put). The datapath's own refusals are
+	 * the ban_insert_failed counter. */
+	__u64 outside_refused;
 };
 
 /* Value of the `ban_strikes` LRU hash, keyed like `bans`: the record of a
@@ -94,7 +111,7 @@ struct fg_own_addr_key {
 _Static_assert(sizeof(struct fg_own_addr_key) == 20, "fg_own_addr_key");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban_strike) == 24, "fg_ban_strike");
-_Static_assert(sizeof(struct fg_ban_count) == 8, "fg_ban_count");
+_Static_assert(sizeof(struct fg_ban_count) == 16, "fg_ban_count");
 #ifdef FG_TEST_LAYOUT_PAD
 _Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");
 #else

@@ -132,9 +132,9 @@ with open(sys.argv[1], "w") as f:
         f.write("map update pinned /sys/fs/bpf/floodgate/fgA/bans key hex %s value hex %s\n" % (key, value))
 PY
 bpftool batch file "$WORK/fill" >/dev/null 2>&1
-expect_exit 1 "ban with the bans table full fails" "$FLOODGATE" ban fgA 10.2.0.1
+expect_exit 5 "ban with the bans table full fails" "$FLOODGATE" ban fgA 10.2.0.1
 check "... saying the table is full and what to do ($LAST_ERR)" \
-	grep -q "the bans table is full (65536 bans, 4096 of them kept for bans by hand); list them with 'floodgate bans' and lift some" \
+	grep -q "the bans table is full (max_bans = 65536, 4096 of them kept for bans by hand, the fleet and CrowdSec); list them with 'floodgate bans', lift some with 'floodgate unban', or raise max_bans and reload" \
 	<<<"$LAST_ERR"
 
 # --- unload without a bpffs it can mount -------------------------------------

@@ -10,6 +10,8 @@
 # Then the upgrade from the layout before sources4, which splits its
 # `sources` table: FG_PRE_SOURCES4 (default build/pre-sources4/floodgate,
 # which `make tests` builds from git history; set empty to leave it out).
+# Then the upgrade from the layout before max_bans, with a larger `bans`:
+# FG_PRE_MAXBANS (default build/pre-maxbans/floodgate, the same way).
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -136,5 +138,49 @@ elif [ -n "$PRE_SOURCES4" ]; then
 	expect_exit 0 "unload" "$FG_A" unload fgA
 else
 	echo "    (FG_PRE_SOURCES4 empty: the upgrade from before sources4 is not run)"
+fi
+
+# From the layout before max_bans (main before issue 23: a `bans` trie of
+# 65,536 and an 8-byte `ban_count`), built from git history: a load with
+# max_bans = 131072 takes over, carrying the bans in force (by hand and a
+# policy's) into the larger trie, and recounting the policies' share.
+PRE_MAXBANS=${FG_PRE_MAXBANS-$(dirname "$FLOODGATE")/pre-maxbans/floodgate}
+if [ -n "$PRE_MAXBANS" ] && [ ! -x "$PRE_MAXBANS" ]; then
+	check "the build before max_bans exists ($PRE_MAXBANS: make tests builds it)" false
+elif [ -n "$PRE_MAXBANS" ]; then
+	cat >"$WORK/ban.conf" <<-CONF
+		[policy flood]
+		match  = udp dport 9
+		rate   = $RATE/s
+		burst  = 10
+		action = ban 1h
+		ban_unverified = yes
+	CONF
+	{ echo "max_bans = 131072"; cat "$WORK/ban.conf"; } >"$WORK/big.conf"
+	expect_exit 0 "load with the build before max_bans" "$PRE_MAXBANS" load fgA -c "$WORK/ban.conf"
+	expect_exit 0 "  ... ban 10.9.9.9 by hand" "$PRE_MAXBANS" ban fgA 10.9.9.9 --for 10m
+	flood --dst 10.200.0.1 --src 10.0.0.7 --count 50 >/dev/null
+	check "  ... and the policy banned 10.0.0.7" \
+		bash -c "'$PRE_MAXBANS' bans fgA | grep -q '^10.0.0.7/32 .*flood'"
+	expect_exit 0 "this build with max_bans = 131072 takes over" "$FG_A" load fgA -c "$WORK/big.conf"
+	echo "    $LAST_ERR"
+	check "  ... carrying both bans into the larger trie" \
+		grep -q "converted: .*2 bans in force (into a table of 131072), the count of policy bans (recounted)" \
+		<<<"$LAST_ERR"
+	check "  ... a trie of 131,072 now" bash -c \
+		"bpftool -j map show pinned /sys/fs/bpf/floodgate/fgA/bans | grep -q '\"max_entries\":131072'"
+	check "  ... the ban by hand kept its expiry" \
+		bash -c "'$FG_A' bans fgA | grep -Eq '^10.9.9.9/32 +(59[0-9]|5[0-9][0-9])\.[0-9]s +1 +\(by hand\)'"
+	check "  ... the policy's ban too" bash -c "'$FG_A' bans fgA | grep -q '^10.0.0.7/32 .*flood'"
+	check "  ... counted in the policies' share (1 of 122880)" bash -c \
+		"'$FG_A' status fgA | grep -q 'policies hold 1 of their 122880'"
+	count_sources 10.9.9.9 10.0.0.7
+	flood --dst 10.200.0.1 --src 10.9.9.9 --count 10 >/dev/null
+	flood --dst 10.200.0.1 --src 10.0.0.7 --count 10 >/dev/null
+	check "  ... and both still drop on real traffic" \
+		test "$(($(received 0) + $(received 1)))" -eq 0
+	expect_exit 0 "unload" "$FG_A" unload fgA
+else
+	echo "    (FG_PRE_MAXBANS empty: the upgrade from before max_bans is not run)"
 fi
 finish

@@ -8,8 +8,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <string.h>
+#include <time.h>
 
 #include "fixtures.h"
+#include "maps/pinned.h"
+#include "ops/bans.h"
 
 /* How many bans `ban_count` says policies hold. */
 static __s64 policy_bans(struct floodgate_bpf *skel)
@@ -218,40 +222,131 @@ FG_PROG_TEST(test_expired_ban_leaves_the_trie)
 	floodgate_bpf__destroy(skel);
 }
 
-/* Policy bans fill their share of the trie and no more: `floodgate ban`
- * (a record by hand, as ops/bans.c writes it) still fits. */
-FG_PROG_TEST(test_ban_reserve_for_bans_by_hand)
+/* Policy bans fill their share of a trie of max_bans entries and no more;
+ * bans by hand fill the rest. */
+static void check_policy_share(__u32 max_bans)
 {
-	struct floodgate_bpf *skel =
-		load_with("new_sources = off\n[policy b]\nmatch = udp\nrate = 1/s\nburst = 1\n"
-			  "action = ban 1h\nban_unverified = yes\n");
+	char config[256];
+	struct floodgate_bpf *skel;
 	struct pkt_spec spoofed = udp_a;
 	struct fg_global_stats stats;
+	__u32 cap = fg_policy_ban_cap(max_bans), i;
 	char src[32];
-	unsigned int i;
 
+	snprintf(config, sizeof(config),
+		 "max_bans = %u\nnew_sources = off\n[policy b]\nmatch = udp\nrate = 1/s\n"
+		 "burst = 1\naction = ban 1h\nban_unverified = yes\n",
+		 max_bans);
+	skel = load_with(config);
+	assert_int_equal(bpf_map__max_entries(skel->maps.bans), max_bans);
 	spoofed.src = src;
-	for (i = 0; i < FG_MAX_BANS; i++) {
+	for (i = 0; i < max_bans; i++) {
 		snprintf(src, sizeof(src), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
 		assert_int_equal(xdp_passed(skel, T0, &spoofed, 2), 1);
 	}
 	stats = global_stats(skel);
-	assert_int_equal(stats.bans_added + stats.ban_insert_failed, FG_MAX_BANS);
-	assert_true(stats.ban_insert_failed > 0);
-	assert_int_equal(stats.bans_added, FG_MAX_POLICY_BANS);
-	assert_int_equal(stats.ban_insert_failed, FG_BANS_RESERVED_BY_HAND);
-	assert_int_equal(policy_bans(skel), FG_MAX_POLICY_BANS);
+	assert_int_equal(stats.bans_added, cap);
+	assert_int_equal(stats.ban_insert_failed, max_bans - cap);
+	assert_int_equal(policy_bans(skel), cap);
 	/* bans by hand fill the rest */
-	for (i = 0; i < stats.ban_insert_failed; i++) {
-		snprintf(src, sizeof(src), "192.168.%u.%u", (i >> 8) & 255, i & 255);
+	for (i = 0; i < max_bans - cap; i++) {
+		snprintf(src, sizeof(src), "192.%u.%u.%u", 168 + (i >> 16), (i >> 8) & 255,
+			 i & 255);
 		put_ban(skel, 4, src, 32, ~0ULL);
 	}
 	/* a policy's ban that ends makes room for the next one */
 	snprintf(src, sizeof(src), "10.0.0.0");
 	assert_int_equal(xdp_passed(skel, T0 + 3600 * SEC, &spoofed, 1), 1);
-	assert_int_equal(policy_bans(skel), FG_MAX_POLICY_BANS - 1);
-	snprintf(src, sizeof(src), "10.255.0.0");
+	assert_int_equal(policy_bans(skel), cap - 1);
+	snprintf(src, sizeof(src), "10.%u.0.0", (max_bans >> 16) + 1);
 	assert_int_equal(xdp_passed(skel, T0 + 3600 * SEC, &spoofed, 2), 1);
-	assert_int_equal(global_stats(skel).bans_added, FG_MAX_POLICY_BANS + 1);
+	assert_int_equal(global_stats(skel).bans_added, cap + 1);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The default: 4,096 of 65,536 kept for bans by hand. */
+FG_PROG_TEST(test_ban_reserve_for_bans_by_hand)
+{
+	assert_int_equal(fg_policy_ban_cap(FG_DEFAULT_MAX_BANS), 65536 - 4096);
+	check_policy_share(FG_DEFAULT_MAX_BANS);
+}
+
+/* max_bans = 131072: the trie and both shares follow (8,192 kept). */
+FG_PROG_TEST(test_max_bans_sizes_the_trie_and_the_share)
+{
+	assert_int_equal(fg_policy_ban_cap(131072), 131072 - 8192);
+	check_policy_share(131072);
+}
+
+/* 100,000 bans from outside the datapath (fg_bans_put, as `floodgate ban`,
+ * the fleet and CrowdSec insert them) all hold and are enforced; then
+ * policies fill the trie, which refuses the next ones of each kind, and
+ * counts them. */
+FG_PROG_TEST(test_hundred_thousand_bans_from_outside)
+{
+	const __u32 max_bans = 131072, outside = 100000;
+	struct floodgate_bpf *skel = load_with(
+		"max_bans = 131072\nnew_sources = off\n[policy b]\nmatch = udp\nrate = 1/s\n"
+		"burst = 1\naction = ban 1h\nban_unverified = yes\n");
+	struct fg_ban ban = {.expires_ns = ~0ULL, .strikes = 1, .family = 4, .prefix_len = 32};
+	struct fg_cidr cidr = {.family = 4, .prefix_len = 32};
+	struct pkt_spec pkt = udp_a;
+	struct fg_ban_count count;
+	struct fg_pinned pinned;
+	struct timespec t0, t1;
+	__u32 zero = 0, i;
+	char src[32];
+
+	assert_int_equal(fg_pinned_from_object(skel->obj, &pinned), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < outside; i++) {
+		__u32 addr = htonl(0xac000000u + i); /* 172.0.0.0 + i */
+
+		memcpy(cidr.addr, &addr, 4);
+		assert_int_equal(fg_bans_put(&pinned, &cidr, &ban), 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("    %u bans put in %.3f s\n", outside,
+		      (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	pkt.src = src;
+	for (i = 0; i < outside; i++) {
+		snprintf(src, sizeof(src), "172.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
+		assert_int_equal(xdp_passed(skel, T0, &pkt, 1), 0);
+	}
+	assert_int_equal(global_stats(skel).banned, outside);
+	/* policies take what is left of the trie, within their share */
+	for (i = 0; i < max_bans - outside + 10; i++) {
+		snprintf(src, sizeof(src), "10.%u.%u.%u", i >> 16, (i >> 8) & 255, i & 255);
+		assert_int_equal(xdp_passed(skel, T0, &pkt, 2), 1);
+	}
+	assert_int_equal(global_stats(skel).bans_added, max_bans - outside);
+	assert_int_equal(global_stats(skel).ban_insert_failed, 10);
+	/* full: the next ban from outside is refused, distinctly, and counted */
+	inet_pton(AF_INET, "198.51.100.7", cidr.addr);
+	assert_int_equal(fg_bans_put(&pinned, &cidr, &ban), FG_BANS_FULL);
+	assert_int_equal(bpf_map_lookup_elem(pinned.ban_count, &zero, &count), 0);
+	assert_int_equal(count.outside_refused, 1);
+	assert_int_equal(count.policy_bans, max_bans - outside);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A fleet ban that ends leaves the trie, not the policies' share: only
+ * policies' bans are counted in it. */
+FG_PROG_TEST(test_ended_fleet_ban_leaves_the_share_alone)
+{
+	struct floodgate_bpf *skel = load_with("[policy b]\nmatch = udp\nrate = 1/s\nburst = 1\n"
+					       "action = ban 1h\nban_unverified = yes\n");
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 32, .family = 4};
+	struct fg_ban ban = {.expires_ns = T0,
+			     .strikes = 1,
+			     .policy_id = FG_FLEET_BAN_POLICY_ID,
+			     .family = 4,
+			     .prefix_len = 32};
+
+	inet_pton(AF_INET, "10.0.0.1", key.addr);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 1), 1);
+	assert_false(has_ban(skel, 4, "10.0.0.1", 32));
+	assert_int_equal(policy_bans(skel), 0);
 	floodgate_bpf__destroy(skel);
 }

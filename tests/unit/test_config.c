@@ -675,7 +675,7 @@ static void test_errors_structure(void **state)
 		{"brust = 1\n" POLR, 1, "unknown key 'brust'",
 		 "t.conf:1: unknown key 'brust' (expected one of: interface, hook, xdp_mode, "
 		 "max_sources, max_sources_ipv6, malformed, on_insert_failure, new_sources, "
-		 "new_sources_burst, clock, events)\n"},
+		 "new_sources_burst, clock, events, max_bans)\n"},
 		{"Hook = xdp\n" POLR, 1, "unknown key 'Hook'", NULL},
 		{"rate = 10/s\n" POLR, 1, "unknown key 'rate' outside a policy section", NULL},
 		{POLR "brust = 20\n", 4, NULL,
@@ -1102,6 +1102,25 @@ static void test_errors_max_sources_ipv6(void **state)
 	run_errors(cases, ARRAY_SIZE(cases));
 }
 
+/* max_bans sizes `bans` (include/floodgate_lists.h): 65,536 unless set. */
+static void test_max_bans(void **state)
+{
+	static const struct error_case cases[] = {
+		{"max_bans = 8191\n" POLR, 1, NULL,
+		 "t.conf:1: bad max_bans '8191' (expected 8192..16777216)\n"},
+		{"max_bans = 16777217\n" POLR, 1, "bad max_bans", NULL},
+		{POLR "max_bans = 131072\n", 4, "in a policy section", NULL},
+	};
+	const struct fg_config *c;
+
+	(void)state;
+	c = parse_ok("default", POLR);
+	assert_int_equal(c->max_bans, 65536);
+	c = parse_ok("set", "max_bans = 131072\n" POLR);
+	assert_int_equal(c->max_bans, 131072);
+	run_errors(cases, ARRAY_SIZE(cases));
+}
+
 static void test_errors_budget_and_clock(void **state)
 {
 	static const struct error_case cases[] = {
@@ -1482,6 +1501,7 @@ int main(void)
 		cmocka_unit_test(test_events_key),
 		cmocka_unit_test(test_max_sources_ipv6),
 		cmocka_unit_test(test_errors_max_sources_ipv6),
+		cmocka_unit_test(test_max_bans),
 		cmocka_unit_test(test_budget_and_clock),
 		cmocka_unit_test(test_errors_budget_and_clock),
 		cmocka_unit_test(test_match_clauses_and_keys),

@@ -91,6 +91,10 @@ void fg_print_status_text(const char *ifname, const struct fg_status *status)
 		printf("  %-9s %" PRIu64 " of %u entries in use (%s)\n", label,
 		       (uint64_t)t->entries, t->capacity, t->note);
 	}
+	printf("  ban share: policies hold %" PRId64 " of their %u; bans from outside a full "
+	       "table refused: %" PRIu64 "\n",
+	       (int64_t)status->ban_count.policy_bans, status->policy_ban_cap,
+	       (uint64_t)status->ban_count.outside_refused);
 	print_fleet(status);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)rt->generation, malformed_name(status->set));
@@ -149,6 +153,9 @@ json_t *fg_status_json(const char *ifname, const struct fg_status *status)
 		json_array_append_new(tables, t);
 	}
 	fg_json_set(o, "tables", tables);
+	fg_json_set(o, "policy_bans", json_integer(status->ban_count.policy_bans));
+	fg_json_set(o, "policy_ban_share", json_integer(status->policy_ban_cap));
+	fg_json_set(o, "bans_refused_full", fg_json_u64(status->ban_count.outside_refused));
 	fg_json_set(o, "policies", policies_json(status->set));
 	return o;
 }

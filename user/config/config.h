@@ -119,6 +119,7 @@ struct fg_config {
 	__u64 new_sources_burst; /* 0 = new_sources_count */
 	__u64 events_count;	 /* datapath events per period (burst too); 0 = off */
 	__u64 events_period_ns;
+	__u32 max_bans; /* entries of `bans` (include/floodgate_lists.h) */
 	unsigned int n_policies;
 	struct fg_policy_conf policies[FG_MAX_POLICIES];
 	unsigned int n_allow; /* [allow] src = ... */

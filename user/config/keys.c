@@ -78,6 +78,7 @@ static const struct fg_uint_range max_sources = {1, MAX_SOURCES_LIMIT};
 /* The floor holds every policy's global and overflow keys: a smaller
  * table would let IPv6 sources evict them. */
 static const struct fg_uint_range max_sources_ipv6 = {FG_MIN_SOURCES_IPV6, MAX_SOURCES_LIMIT};
+static const struct fg_uint_range max_bans = {FG_MIN_MAX_BANS, FG_MAX_MAX_BANS};
 static const struct fg_uint_range burst_count = {1, FG_MAX_BURST};
 static const struct fg_uint_range ban_factor = {1, 1000};
 
@@ -142,6 +143,9 @@ static const struct fg_fixed fixed_max_sources = {
 };
 /* Compared with the size of `sources` by the reload (ops/loader.c). */
 static const struct fg_fixed fixed_sources_table = {.kind = FG_FIXED_TABLE};
+/* Compared with the size of `bans` by load and reload, which resize it
+ * through the in-place upgrade (ops/upgrade.c). */
+static const struct fg_fixed fixed_bans_table = {.kind = FG_FIXED_TABLE};
 
 /* --- the keys -------------------------------------------------------------- */
 
@@ -172,6 +176,9 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "precise", .example = "coarse", .fixed = &fixed_clock},
 	{"events", GLOBAL(events_count), .type = &fg_type_rate_or_off, .arg = &events,
 	 .default_value = STR(FG_DEFAULT_EVENTS) "/s", .example = "off"},
+	{"max_bans", GLOBAL(max_bans), .type = &fg_type_uint, .arg = &max_bans,
+	 .default_value = STR(FG_DEFAULT_MAX_BANS), .example = "131072",
+	 .fixed = &fixed_bans_table},
 
 	/* Required: match and rate (config/validate.c). */
 	{"match", .sections = FG_IN_POLICY, .type = &fg_type_match, .example = "tcp dport 22 syn"},

@@ -33,6 +33,11 @@ static __u32 sources_entries(const struct fg_config *cfg)
 	return cfg->max_sources_ipv6;
 }
 
+static __u32 bans_entries(const struct fg_config *cfg)
+{
+	return cfg->max_bans;
+}
+
 /* clang-format off */
 const struct fg_pinned_map fg_pinned_maps[] = {
 	/* name, type, key, value, fd, entries, policy_state, status_note */
@@ -69,7 +74,7 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	{"logs", BPF_MAP_TYPE_LRU_HASH, sizeof(struct fg_source_key), sizeof(struct fg_log_entry),
 	 FD_OF(logs), fg_logs_entries, true, "sliding_log"},
 	{"bans", BPF_MAP_TYPE_LPM_TRIE, sizeof(struct fg_src_lpm_key), sizeof(struct fg_ban),
-	 FD_OF(bans), NULL, false, "`floodgate bans IFACE` lists them"},
+	 FD_OF(bans), bans_entries, false, "`floodgate bans IFACE` lists them"},
 	{"own_addrs", BPF_MAP_TYPE_HASH, sizeof(struct fg_own_addr_key), sizeof(__u8),
 	 FD_OF(own_addrs), NULL, false, NULL},
 	{"global_stats", BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(struct fg_global_stats),

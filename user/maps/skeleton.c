@@ -68,6 +68,7 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
 	skel->rodata->fg_refusal_churn_limit =
 		bpf_map__max_entries(skel->maps.sources4) >> FG_REFUSAL_CHURN_SHIFT;
+	skel->rodata->fg_max_policy_bans = fg_policy_ban_cap(bpf_map__max_entries(skel->maps.bans));
 	skel->rodata->fg_test_clock = opts->test_clock;
 	skel->rodata->fg_test_naive_update = opts->naive_update;
 	skel->rodata->fg_bench_source_mask = opts->bench_source_mask;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* `ban` and `unban`: the `bans` trie by hand. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,25 +89,31 @@ static void warn_if_allowed(const struct fg_pinned *pinned, const struct fg_cidr
 			target);
 }
 
-/* A policy's ban at `key` leaves `bans` (lifted, or replaced by a ban by
- * hand): it leaves the policies' share too. The count is on a mapped page,
- * so that this subtraction and the datapath's atomic adds do not lose one
- * another's. */
-static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban *was)
+/* Adds `delta` to a field of the one `ban_count` entry. The entry is on
+ * a mapped page, so that this and the datapath's atomic adds do not lose
+ * one another's. */
+static void ban_count_add(const struct fg_pinned *pinned, size_t field, __s64 delta)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	struct fg_ban_count *count;
+	char *count;
 
-	if (!was->policy_id || pinned->ban_count < 0)
+	if (pinned->ban_count < 0)
 		return;
 	count = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, pinned->ban_count, 0);
 	if (count == MAP_FAILED) {
-		pr_warn("Warning: cannot count the lifted ban out of the policies' share: %s\n",
-			strerror(errno));
+		pr_warn("Warning: cannot update the count of bans: %s\n", strerror(errno));
 		return;
 	}
-	__atomic_fetch_sub(&count->policy_bans, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add((__s64 *)(count + field), delta, __ATOMIC_RELAXED);
 	munmap(count, page);
+}
+
+/* A policy's ban leaves `bans` (lifted, or replaced by a ban from
+ * outside): it leaves the policies' share too. */
+static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban *was)
+{
+	if (fg_ban_of_policy(was->policy_id))
+		ban_count_add(pinned, offsetof(struct fg_ban_count, policy_bans), -1);
 }
 
 /* The ban at exactly `cidr`, or a zeroed record: a lookup in the trie
@@ -122,25 +129,49 @@ static struct fg_ban ban_at(const struct fg_pinned *pinned, const struct fg_cidr
 	return ban;
 }
 
-static int add_ban(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
-		   const struct fg_ban *ban, struct fg_err *err)
+int fg_bans_put(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
+		const struct fg_ban *ban)
 {
 	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
 	const struct fg_ban was = ban_at(pinned, cidr);
+	int err;
 
 	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY)) {
 		policy_ban_gone(pinned, &was);
 		return 0;
 	}
-	if (errno == E2BIG || errno == ENOSPC || errno == ENOMEM)
-		return fg_fail(
-			err, FG_ERR_SYSTEM,
-			"cannot add the ban: the bans table is full (%d bans, %d of them kept "
-			"for bans by hand); list them with 'floodgate bans' and lift some "
-			"with 'floodgate unban'",
-			FG_MAX_BANS, FG_BANS_RESERVED_BY_HAND);
-	return fg_fail(err, FG_ERR_SYSTEM, "cannot add the ban to the bans map: %s",
-		       strerror(errno));
+	err = -errno;
+	if (err != -ENOSPC && err != -E2BIG)
+		return err;
+	ban_count_add(pinned, offsetof(struct fg_ban_count, outside_refused), 1);
+	return FG_BANS_FULL;
+}
+
+__u32 fg_bans_capacity(const struct fg_pinned *pinned)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(pinned->bans, &info, &len) ? 0 : info.max_entries;
+}
+
+static int add_ban(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
+		   const struct fg_ban *ban, struct fg_err *err)
+{
+	__u32 max_bans = fg_bans_capacity(pinned);
+	int ret = fg_bans_put(pinned, cidr, ban);
+
+	if (ret == FG_BANS_FULL)
+		return fg_fail(err, FG_ERR_STATE,
+			       "cannot add the ban: the bans table is full (max_bans = %u, %u of "
+			       "them kept for bans by hand, the fleet and CrowdSec); list them "
+			       "with 'floodgate bans', lift some with 'floodgate unban', or raise "
+			       "max_bans and reload",
+			       max_bans, fg_bans_reserved(max_bans));
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot add the ban to the bans map: %s",
+			       strerror(-ret));
+	return 0;
 }
 
 /* The ban a command line asks for: its prefix, and how long it lasts. */
@@ -233,7 +264,7 @@ static int tally_ban(const void *key, void *ctx)
 	if (bpf_map_lookup_elem(t->fd, key, &ban))
 		return 0;
 	if (ban.expires_ns > t->now) {
-		t->by_policy += ban.policy_id != 0;
+		t->by_policy += fg_ban_of_policy(ban.policy_id);
 		return 0;
 	}
 	if (t->n_ended == t->cap) {
@@ -252,7 +283,7 @@ static int tally_ban(const void *key, void *ctx)
 int fg_bans_recount(int bans_fd, int count_fd)
 {
 	struct ban_tally t = {.fd = bans_fd, .now = fg_monotonic_ns()};
-	struct fg_ban_count count;
+	struct fg_ban_count count = {0};
 	__u32 zero = 0;
 	int err = fg_map_for_each_key(bans_fd, sizeof(struct fg_src_lpm_key), tally_ban, &t);
 
@@ -261,6 +292,7 @@ int fg_bans_recount(int bans_fd, int count_fd)
 	free(t.ended);
 	if (err)
 		return err;
+	bpf_map_lookup_elem(count_fd, &zero, &count); /* keeps outside_refused */
 	count.policy_bans = t.by_policy;
 	return bpf_map_update_elem(count_fd, &zero, &count, BPF_ANY) ? -errno : 0;
 }

@@ -5,10 +5,13 @@
 #ifndef FG_BANS_H
 #define FG_BANS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <arpa/inet.h>
 
 #include "base/err.h"
+#include "config/config.h"
+#include "maps/pinned.h"
 
 struct fg_ban_prefix {
 	char text[INET6_ADDRSTRLEN + 8]; /* ADDR or ADDR/LEN */
@@ -20,6 +23,22 @@ int fg_ban(const char *ifname, const char *target, const char *duration, bool fo
 	   struct fg_ban_prefix *shown, struct fg_err *err);
 int fg_unban(const char *ifname, const char *target, struct fg_ban_prefix *shown,
 	     struct fg_err *err);
+
+/* fg_bans_put's answer when `bans` is full. */
+#define FG_BANS_FULL (-ENOSPC)
+
+/* Puts `ban` (a record with policy_id 0 by hand, FG_FLEET_BAN_POLICY_ID
+ * from the fleet, or another inserter's) at `cidr` in the pinned `bans`,
+ * replacing what is there; a policy's ban it replaces leaves the policies'
+ * share. The one way user space inserts a ban. Returns 0, FG_BANS_FULL
+ * when the trie is full (counted in `ban_count`'s outside_refused), or
+ * another negative errno. Validation (own and allowed addresses, prefix
+ * bounds) is the caller's. */
+int fg_bans_put(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
+		const struct fg_ban *ban);
+
+/* The entries `bans` holds (max_bans at load), 0 if unreadable. */
+__u32 fg_bans_capacity(const struct fg_pinned *pinned);
 
 /* Sets the `ban_count` map `count_fd` to the policies' bans in force in
  * the `bans` map `bans_fd`, and deletes the ended bans there (in a trie of

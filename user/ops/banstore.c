@@ -156,8 +156,8 @@ static const char *check_line(char *text, size_t len, const struct fg_banstore *
 		return "a NUL byte";
 	if (!text[lead] || text[lead] == '#')
 		return NULL;
-	if (store->count == FG_MAX_BANS)
-		return "more bans than the bans table holds";
+	if (store->count == FG_MAX_MAX_BANS)
+		return "more bans than the largest bans table holds (max_bans)";
 	return parse_line(text, store, ban);
 }
 

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "attach/attachment.h"
 #include "ops/layout.h"
 
 static __u32 fnv1a(__u32 hash, const void *data, size_t len)
@@ -86,9 +87,19 @@ void fg_close_old_maps(struct fg_old_map *old)
 			close(old[i].fd);
 }
 
-bool fg_upgrade_needed(const char *pin_dir)
+/* Does a program still use the pins? A resize takes over from it; stale
+ * pins are the load's to remove. */
+static bool pins_in_use(const char *pin_dir)
+{
+	struct fg_pin_ids ids;
+
+	return !fg_pin_ids_read(pin_dir, &ids) && fg_pins_in_use(&ids);
+}
+
+bool fg_upgrade_needed(const char *pin_dir, const struct fg_config *cfg)
 {
 	struct fg_old_map *old = calloc(fg_pinned_map_count, sizeof(*old));
+	const struct fg_pinned_map *bans = fg_pinned_find("bans");
 	bool needed = false, any = false;
 	size_t i;
 
@@ -99,6 +110,9 @@ bool fg_upgrade_needed(const char *pin_dir)
 		any |= old[i].fd >= 0;
 		needed |= !fg_same_layout(&fg_pinned_maps[i], &old[i]);
 	}
+	i = (size_t)(bans - fg_pinned_maps);
+	needed |= old[i].fd >= 0 && old[i].info.max_entries != bans->entries(cfg) &&
+		  pins_in_use(pin_dir);
 	fg_close_old_maps(old);
 	free(old);
 	return any && needed;

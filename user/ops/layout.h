@@ -30,8 +30,11 @@ __u32 fg_old_layout_hash(const struct fg_old_map *old);
 
 /* Does the floodgate pinned in `pin_dir` have another layout: a map whose
  * type or sizes differ from this build's, or one this build pins that is
- * missing? False when the folder is this build's (or unreadable). */
-bool fg_upgrade_needed(const char *pin_dir);
+ * missing? Or, while a program uses the pins, a `bans` trie of another
+ * size than cfg's max_bans (resized by the upgrade, bans in force
+ * carried)? False when the folder is this build's at that size (or
+ * unreadable). */
+bool fg_upgrade_needed(const char *pin_dir, const struct fg_config *cfg);
 
 /* Is the old map there, with this build's type, key and value size? */
 bool fg_same_layout(const struct fg_pinned_map *row, const struct fg_old_map *old);

@@ -283,7 +283,7 @@ int fg_load(const struct fg_load_opts *opts, struct fg_load_result *res, struct 
 		goto out;
 	res->n_policies = cfg->n_policies;
 	fg_pin_dir(res->ifname, pin_dir, sizeof(pin_dir));
-	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir, cfg)) {
 		/* Another build's layout: take over from it (ops/upgrade.c). */
 		res->upgraded = true;
 		ret = fg_upgrade(res->ifname, pin_dir, cfg, compiled, err);

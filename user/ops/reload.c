@@ -197,7 +197,7 @@ int fg_reload(const char *ifname, const char *config_path, struct fg_reload_resu
 		goto out;
 	res->n_policies = cfg->n_policies;
 	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
-	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir)) {
+	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir, cfg)) {
 		/* Another build's layout: take over from it (ops/upgrade.c). */
 		res->upgraded = true;
 		ret = fg_step_compile(cfg, config_path, 0, &compiled, err);

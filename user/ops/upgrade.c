@@ -243,11 +243,11 @@ static int copy_ban(const void *key, void *ctx)
 /* A count of policy bans that could not be shared is counted anew from the
  * new program's bans. (Shared bans that an old program without a count adds
  * meanwhile are not in it: the count then errs low by those few.) */
-static int recount_policy_bans(struct upgrade *u)
+static int recount_policy_bans(struct upgrade *u, bool bans_copied)
 {
 	int err;
 
-	if (old_of(u, "ban_count")->kept)
+	if (old_of(u, "ban_count")->kept && !bans_copied)
 		return 0;
 	err = fg_bans_recount(bpf_map__fd(u->skel->maps.bans),
 			      bpf_map__fd(u->skel->maps.ban_count));
@@ -268,18 +268,25 @@ static int carry_bans(struct upgrade *u, const struct fg_config *cfg)
 	int err;
 
 	if (shareable(row, c.old, cfg))
-		return recount_policy_bans(u);
+		return recount_policy_bans(u, false);
 	if (c.old->fd < 0 || c.old->info.type != row->type ||
 	    c.old->info.key_size != row->key_size) {
 		note(u->reset, "bans (their key changed)");
-		return recount_policy_bans(u);
+		return recount_policy_bans(u, true);
 	}
 	err = fg_map_for_each_key(c.old->fd, sizeof(struct fg_src_lpm_key), copy_ban, &c);
+	if (err == -E2BIG || err == -ENOSPC) {
+		pr_warn("Error: max_bans = %u holds fewer than the bans in force in %s (%u "
+			"entries): lift some with 'floodgate unban', or keep a larger max_bans\n",
+			cfg->max_bans, u->pin_dir, c.old->info.max_entries);
+		return -ENOSPC;
+	}
 	if (err)
 		return err;
-	snprintf(what, sizeof(what), "%ld bans in force", c.copied);
+	snprintf(what, sizeof(what), "%ld bans in force (into a table of %u)", c.copied,
+		 cfg->max_bans);
 	note(u->converted, what);
-	return recount_policy_bans(u);
+	return recount_policy_bans(u, true);
 }
 
 struct split {

@@ -14,6 +14,7 @@
 
 #include "base/log.h"
 #include "maps/lpmkey.h"
+#include "ops/bans.h"
 #include "service/fleet_internal.h"
 
 /* A key of its own for a member that is no prefix: a hash of its text,
@@ -93,6 +94,7 @@ static void apply_copy(struct fg_fleet *f, const struct fg_src_lpm_key *key,
 	bool have =
 		!bpf_map_lookup_elem(f->pinned.bans, key, &old) && old.prefix_len == ban.prefix_len;
 	struct fleet_entry *e = fg_fleet_table_find(&f->bans.copies, key);
+	int err;
 
 	if (have && old.expires_ns > now && old.policy_id != FG_FLEET_BAN_POLICY_ID) {
 		if (e) /* this host's own ban, published by it */
@@ -101,9 +103,11 @@ static void apply_copy(struct fg_fleet *f, const struct fg_src_lpm_key *key,
 	}
 	if (have && old.expires_ns > now && same_copy(f, old.expires_ns, ban.expires_ns, cut, now))
 		ban.expires_ns = old.expires_ns;
-	else if (bpf_map_update_elem(f->pinned.bans, key, &ban, BPF_ANY)) {
+	else if ((err = fg_bans_put(&f->pinned, cidr, &ban))) {
 		if (!f->bans.warned_full)
-			pr_warn("fleet: cannot apply a fleet ban: %s\n", strerror(errno));
+			pr_warn("fleet: cannot apply a fleet ban: %s\n",
+				err == FG_BANS_FULL ? "the bans table is full (max_bans)"
+						    : strerror(-err));
 		f->bans.warned_full = true; /* once a sync */
 		return;
 	} else {

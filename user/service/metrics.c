@@ -248,6 +248,29 @@ static void count_bans(int fd, __u64 *entries, __u64 *active)
 	*active = count.active;
 }
 
+/* What `ban_count` says: the policies' share in use, and the bans from
+ * outside the datapath that a full table refused. */
+static int render_ban_count(FILE *out, const char *ifname, const struct fg_pinned *pinned)
+{
+	struct fg_ban_count count = {0};
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(pinned->ban_count, &zero, &count))
+		return -errno;
+	family(out, "policy_bans", "gauge",
+	       "Bans of action = ban in their share of the bans table.");
+	interface_sample(out, "policy_bans", ifname, (double)count.policy_bans);
+	family(out, "policy_ban_share", "gauge",
+	       "Bans action = ban may hold: max_bans less the share kept for bans from outside.");
+	interface_sample(out, "policy_ban_share", ifname,
+			 (double)fg_policy_ban_cap(capacity(pinned->bans)));
+	family(out, "bans_refused_full_total", "counter",
+	       "Bans from outside the datapath (by hand, the fleet, CrowdSec) a full bans table "
+	       "refused.");
+	interface_sample(out, "bans_refused_full_total", ifname, (double)count.outside_refused);
+	return 0;
+}
+
 static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *pinned)
 {
 	const __u32 key_size = sizeof(struct fg_source_key);
@@ -292,7 +315,7 @@ static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *
 	family(out, "bans_active", "gauge",
 	       "Bans in force (expired records are kept for escalation).");
 	interface_sample(out, "bans_active", ifname, (double)active_bans);
-	return 0;
+	return render_ban_count(out, ifname, pinned);
 }
 
 /* The fleet sync's state (scope = fleet), when a `run` syncs this

@@ -82,6 +82,8 @@ int fg_status_read(const char *ifname, struct fg_status *status, struct fg_err *
 		fg_xdp_describe_sharing(pinned.rt.ifindex, pinned.rt.prog_id, status->sharing,
 					sizeof(status->sharing));
 	read_occupancy(&pinned, status);
+	bpf_map_lookup_elem(pinned.ban_count, &zero, &status->ban_count);
+	status->policy_ban_cap = fg_policy_ban_cap(max_entries(pinned.bans));
 	status->fleet_known = !bpf_map_lookup_elem(pinned.fleet_state, &zero, &status->fleet) &&
 			      (status->fleet.syncing || status->fleet.syncs);
 	status->now_real_ns = fg_clock_ns(CLOCK_REALTIME);

@@ -29,7 +29,9 @@ struct fg_status {
 	char sharing[160];    /* XDP: how it shares the interface (libxdp) */
 	struct fg_status_table tables[FG_STATUS_MAX_TABLES];
 	unsigned int n_tables;
-	bool fleet_known; /* a `run` syncs this interface or did */
+	struct fg_ban_count ban_count; /* policies' bans, bans from outside refused */
+	__u32 policy_ban_cap;	       /* the policies' share of `bans` */
+	bool fleet_known;	       /* a `run` syncs this interface or did */
 	struct fg_fleet_state fleet;
 	__u64 now_real_ns; /* CLOCK_REALTIME when read, for fleet.last_sync_ns */
 	struct fg_policy_set *set;
