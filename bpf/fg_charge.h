@@ -422,8 +422,7 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
-	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra->interval_fp,
-			      gcra->tolerance_ns))
+	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra, gstats))
 		return 0;
 	state = bpf_map_lookup_elem(&known4, &key4);
 	if (state) {
