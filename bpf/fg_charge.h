@@ -141,19 +141,39 @@ static __always_inline void fg_touch(__u64 *last_seen_ns, __u64 now)
 		*last_seen_ns = now;
 }
 
+/* Whether the policy's one-word state is a GCRA TAT, whose refusals hold
+ * at any earlier time (fixed_window's do not: its window may turn). */
+static __always_inline bool fg_gcra_word(const struct fg_policy *policy)
+{
+	return policy->algorithm == FG_ALG_TOKEN_BUCKET || policy->algorithm == FG_ALG_LEAKY_BUCKET;
+}
+
 /* Charges `cost` to a one-word state that exists, with compare-and-swap.
- * Returns 1 if admitted, 0 if refused. */
+ * Returns 1 if admitted, 0 if refused. A GCRA that refuses at the latest
+ * time the packet can have refuses it without the precise clock
+ * (bpf/fg_clock.h); the refusal writes nothing but the sampled count. */
 static __always_inline int fg_charge_state(struct fg_source_state *state,
 					   const struct fg_policy *policy,
-					   const struct fg_source_key *key, __u64 now, __u64 cost,
-					   struct fg_global_stats *gstats, __u64 *refused_state)
+					   const struct fg_source_key *key, struct fg_clock *clock,
+					   __u64 cost, struct fg_global_stats *gstats,
+					   __u64 *refused_state)
 {
-	__u64 new_state = 0;
+	__u64 now = fg_clock_earliest(clock), new_state = 0;
 	int i;
 
 	/* Written only when it changes, about once a second. */
 	if (state->last_seen != (__u32)(now >> FG_LAST_SEEN_SHIFT))
 		state->last_seen = now >> FG_LAST_SEEN_SHIFT;
+	if (!clock->read && fg_gcra_word(policy) && !fg_test_naive_update) {
+		__u64 old = *(volatile __u64 *)&state->tat_ns;
+
+		if (!fg_decide_word(policy, old, fg_clock_latest(clock), cost, &new_state)) {
+			fg_refused(&state->dropped, key, now, gstats);
+			*refused_state = old;
+			return 0;
+		}
+	}
+	now = fg_clock_now(clock);
 
 	if (fg_test_naive_update) {
 		/* Deliberately racy, to prove the concurrency tests can fail. */
@@ -197,21 +217,22 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
  * full). Inlined at each call site with a constant map, so each lookup
  * stays one the verifier can inline: a map chosen at run time would cost
  * every policy a helper call. */
-static __always_inline int fg_find_or_create(void *map, const void *map_key,
-					     const struct fg_policy *policy, int budgeted,
-					     const struct fg_source_key *key, __u64 now, __u64 cost,
-					     struct fg_global_stats *gstats,
-					     struct fg_source_state **found)
+static __always_inline int
+fg_find_or_create(void *map, const void *map_key, const struct fg_policy *policy, int budgeted,
+		  const struct fg_source_key *key, struct fg_clock *clock, __u64 cost,
+		  struct fg_global_stats *gstats, struct fg_source_state **found)
 {
-	struct fg_source_state fresh = {.last_seen = now >> FG_LAST_SEEN_SHIFT,
-					.dropped = fg_born_bits(now)};
-	__u64 new_state = 0;
+	struct fg_source_state fresh = {};
+	__u64 new_state = 0, now;
 	int admitted;
 	int err; /* int: see fg_ban */
 
 	*found = bpf_map_lookup_elem(map, map_key);
 	if (*found)
 		return FG_FOUND;
+	now = fg_clock_now(clock);
+	fresh.last_seen = now >> FG_LAST_SEEN_SHIFT;
+	fresh.dropped = fg_born_bits(now);
 	if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
 		return FG_NO_BUDGET;
 	admitted = fg_decide_word(policy, 0, now, cost, &new_state);
@@ -239,16 +260,17 @@ static __always_inline int fg_find_or_create(void *map, const void *map_key,
  * admitted, 0 if refused, FG_NO_BUDGET or -1 (fg_find_or_create). */
 static __always_inline int fg_charge_word(void *map, const void *map_key,
 					  const struct fg_policy *policy, int budgeted,
-					  const struct fg_source_key *key, __u64 now, __u64 cost,
-					  struct fg_global_stats *gstats, __u64 *refused_state)
+					  const struct fg_source_key *key, struct fg_clock *clock,
+					  __u64 cost, struct fg_global_stats *gstats,
+					  __u64 *refused_state)
 {
 	struct fg_source_state *state;
 	int found =
-		fg_find_or_create(map, map_key, policy, budgeted, key, now, cost, gstats, &state);
+		fg_find_or_create(map, map_key, policy, budgeted, key, clock, cost, gstats, &state);
 
 	if (found != FG_FOUND || !state)
 		return found;
-	return fg_charge_state(state, policy, key, now, cost, gstats, refused_state);
+	return fg_charge_state(state, policy, key, clock, cost, gstats, refused_state);
 }
 
 /* The lock stripe that guards a key's multi-word state. The verifier lets
@@ -386,7 +408,8 @@ static __always_inline void fg_promote(const struct fg_source4_key *key4,
  * keeps its drop count, last_seen and LRU recency, and refreshes the
  * cache. */
 static __always_inline int fg_charge_source4(const struct fg_policy *policy, int budgeted,
-					     const struct fg_source_key *key, __u64 now, __u64 cost,
+					     const struct fg_source_key *key,
+					     struct fg_clock *clock, __u64 cost,
 					     struct fg_global_stats *gstats)
 {
 	/* leaky_bucket's params are token_bucket's (fg_decide_word) */
@@ -399,36 +422,36 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
-	    fg_refusal_cached(&key4, now, cost, gcra->interval_fp, gcra->tolerance_ns))
+	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra, gstats))
 		return 0;
 	state = bpf_map_lookup_elem(&known4, &key4);
 	if (state) {
-		admitted = fg_charge_state(state, policy, key, now, cost, gstats, &refused_state);
+		admitted = fg_charge_state(state, policy, key, clock, cost, gstats, &refused_state);
 	} else {
-		admitted = fg_find_or_create(&sources4, &key4, policy, budgeted, key, now, cost,
+		admitted = fg_find_or_create(&sources4, &key4, policy, budgeted, key, clock, cost,
 					     gstats, &state);
 		if (admitted != FG_FOUND || !state)
 			return admitted;
-		admitted = fg_charge_state(state, policy, key, now, cost, gstats, &refused_state);
-		if (fg_known_long_enough(state->dropped, now))
+		admitted = fg_charge_state(state, policy, key, clock, cost, gstats, &refused_state);
+		if (fg_known_long_enough(state->dropped, fg_clock_earliest(clock)))
 			fg_promote(&key4, state, gstats);
 	}
 	if (cached && admitted == 0 && refused_state)
-		fg_refusal_note(&key4, refused_state, now);
+		fg_refusal_note(&key4, refused_state, fg_clock_earliest(clock));
 	return admitted;
 }
 
 static __always_inline int fg_charge_key(const struct fg_policy *policy, int budgeted,
-					 const struct fg_source_key *key, __u64 now, __u64 cost,
-					 struct fg_global_stats *gstats)
+					 const struct fg_source_key *key, struct fg_clock *clock,
+					 __u64 cost, struct fg_global_stats *gstats)
 {
 	__u64 refused_state;
 
 	switch (policy->algorithm) {
 	case FG_ALG_SLIDING_WINDOW:
-		return fg_charge_window(policy, budgeted, key, now, cost, gstats);
+		return fg_charge_window(policy, budgeted, key, fg_clock_now(clock), cost, gstats);
 	case FG_ALG_SLIDING_LOG:
-		return fg_charge_log(policy, budgeted, key, now, cost, gstats);
+		return fg_charge_log(policy, budgeted, key, fg_clock_now(clock), cost, gstats);
 	default:
 		/* scope = host: the host's shared table (the same GCRA, CAS
 		 * and budget; only the map differs). Inlined, not a global
@@ -436,13 +459,15 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 		 * fg_emit_event) takes the call chain past the verifier's
 		 * 512-byte stack. */
 		if (policy->flags & FG_POLICY_HOST)
-			return fg_charge_word(&host_sources, key, policy, budgeted, key, now, cost,
-					      gstats, &refused_state);
+			return fg_charge_word(&host_sources, key, policy, budgeted, key, clock,
+					      cost, gstats, &refused_state);
 		/* The one branch the 96-byte IPv4 table costs a packet: the
-		 * family was settled by the parser and fg_make_key. */
-		if (key->family == FG_FAMILY_IPV4)
-			return fg_charge_source4(policy, budgeted, key, now, cost, gstats);
-		return fg_charge_word(&sources, key, policy, budgeted, key, now, cost, gstats,
+		 * family was settled by the parser and fg_make_key. The
+		 * overflow key (the one charge not budgeted) is never IPv4:
+		 * its copy of this function has no IPv4 path to verify. */
+		if (budgeted && key->family == FG_FAMILY_IPV4)
+			return fg_charge_source4(policy, budgeted, key, clock, cost, gstats);
+		return fg_charge_word(&sources, key, policy, budgeted, key, clock, cost, gstats,
 				      &refused_state);
 	}
 }
@@ -453,10 +478,11 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
  * checked the hold of the packet's own key only (`fleet`: NULL unless
  * scope = fleet). */
 static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_source_key *key,
-				     __u64 now, __u64 cost, const struct fg_fleet_state *fleet,
+				     struct fg_clock *clock, __u64 cost,
+				     const struct fg_fleet_state *fleet,
 				     struct fg_global_stats *gstats)
 {
-	int admitted = fg_charge_key(policy, 1, key, now, cost, gstats);
+	int admitted = fg_charge_key(policy, 1, key, clock, cost, gstats);
 
 	if (admitted != FG_NO_BUDGET)
 		return admitted;
@@ -464,11 +490,11 @@ static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_s
 	__builtin_memset(key, 0, sizeof(*key));
 	key->policy_id = policy->id;
 	key->family = FG_FAMILY_OVERFLOW;
-	if (fleet && fg_fleet_held(fleet, key, now)) {
+	if (fleet && fg_fleet_held(fleet, key, fg_clock_now(clock))) {
 		gstats->fleet_held++; /* not charged locally, as in fg_apply */
 		return 0;
 	}
-	return fg_charge_key(policy, 0, key, now, cost, gstats);
+	return fg_charge_key(policy, 0, key, clock, cost, gstats);
 }
 
 #endif /* FG_CHARGE_H */

@@ -19,6 +19,12 @@ const volatile bool fg_test_fail_inserts = false;
  * resolution for a cheaper read. */
 const volatile bool fg_coarse_clock = false;
 
+/* How far bpf_ktime_get_coarse_ns() may lag bpf_ktime_get_ns() (set by the
+ * loader, user/maps/skeleton.c): a GCRA refusal that holds that much later
+ * than the coarse reading needs no precise read (bpf/fg_clock.h). 0 turns
+ * the shortcut off. */
+const volatile __u64 fg_coarse_lag_ns = 0;
+
 /* sources4's entries >> FG_REFUSAL_CHURN_SHIFT: how many entries this CPU
  * may create before its `refusals` entries stop serving; 0 (a table of
  * fewer than 256 entries) turns the cache off. */
@@ -41,6 +47,9 @@ __u64 fg_test_now_ns = 0;
 /* Reads of the injected clock, so a test can check when a packet reads the
  * clock; counted only under fg_test_clock, like the read itself. */
 __u64 fg_test_clock_reads = 0;
+/* How far the injected coarse clock lags fg_test_now_ns (bpf/fg_clock.h):
+ * 0, or up to fg_coarse_lag_ns to emulate the coarse clock's worst case. */
+__u64 fg_test_coarse_lag_ns = 0;
 /* Refusals answered from the `refusals` cache, counted under fg_test_clock
  * only, so a test can check that the cache serves. */
 __u64 fg_test_cached_refusals = 0;

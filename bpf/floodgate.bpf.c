@@ -44,8 +44,8 @@
 /* Applies one policy to the packet and counts the outcome. Returns
  * FG_VERDICT_PASS, FG_VERDICT_DROP or FG_VERDICT_DROP_AND_BAN. */
 static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot, __u32 index,
-				    const struct fg_packet *pkt, __u64 pkt_len, __u64 now,
-				    struct fg_global_stats *gstats)
+				    const struct fg_packet *pkt, __u64 pkt_len,
+				    struct fg_clock *clock, struct fg_global_stats *gstats)
 {
 	const struct fg_policy *policy = &set->policies[index];
 	__u32 stats_index = slot * FG_MAX_POLICIES + index;
@@ -67,13 +67,13 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
 	pstats->matched_bytes += pkt_len;
 
 	fg_make_key(policy, pkt, &key);
-	if (fleet && fg_fleet_held(fleet, &key, now)) {
+	if (fleet && fg_fleet_held(fleet, &key, fg_clock_now(clock))) {
 		/* Not charged locally: the fleet already counted it. */
 		gstats->fleet_held++;
 		admitted = 0;
 		fleet_refused = true;
 	} else {
-		admitted = fg_charge(policy, &key, now, cost, fleet, gstats);
+		admitted = fg_charge(policy, &key, clock, cost, fleet, gstats);
 		if (admitted < 0)
 			admitted = set->table_full_verdict == FG_VERDICT_PASS;
 		if (admitted && fleet)
@@ -108,7 +108,7 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
  * instruction limit.
  */
 __noinline int fg_apply_layer(__u32 slot, __u32 index, const struct fg_packet *pkt, __u64 pkt_len,
-			      __u64 now)
+			      struct fg_clock *clock)
 {
 	struct fg_global_stats *gstats;
 	struct fg_policy_set *set;
@@ -117,9 +117,9 @@ __noinline int fg_apply_layer(__u32 slot, __u32 index, const struct fg_packet *p
 	slot &= FG_POLICY_SLOTS - 1;
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
 	set = bpf_map_lookup_elem(&policy_sets, &slot);
-	if (!pkt || !gstats || !set || index >= FG_MAX_POLICIES)
+	if (!pkt || !clock || !gstats || !set || index >= FG_MAX_POLICIES)
 		return FG_VERDICT_PASS;
-	return fg_apply(set, slot, index, pkt, pkt_len, now, gstats);
+	return fg_apply(set, slot, index, pkt, pkt_len, clock, gstats);
 }
 
 /* Bans the packet's source under layer `index`, whose refusal asked for it
@@ -300,7 +300,7 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 	struct fg_runtime *rt;
 	struct fg_clock clock = {};
 	__u32 zero = 0, slot, index, i;
-	__u64 candidates, now;
+	__u64 candidates;
 	int verdict, refused;
 
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
@@ -331,7 +331,6 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 		gstats->unmatched++;
 		return FG_VERDICT_PASS;
 	}
-	now = fg_clock_now(&clock);
 
 	/* Every matching policy is a layer, applied in file order (lowest bit
 	 * first). The packet passes only if all admit it; the first refusal
@@ -347,12 +346,12 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 		asm volatile("" : "+r"(index));
 		if (index >= FG_MAX_POLICIES)
 			break;
-		refused = fg_apply_layer(slot, index, pkt, pkt_len, now);
+		refused = fg_apply_layer(slot, index, pkt, pkt_len, &clock);
 		if (refused == FG_VERDICT_PASS)
 			continue;
 		if (refused == FG_VERDICT_DROP_AND_BAN) {
 			if (pkt->proto != IPPROTO_TCP || fg_tcp_established(ctx, pkt))
-				fg_ban_layer(slot, index, pkt, now);
+				fg_ban_layer(slot, index, pkt, fg_clock_now(&clock));
 			else
 				gstats->bans_unverified++;
 		}

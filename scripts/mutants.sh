@@ -115,6 +115,10 @@ mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \
 	"without ban_max, repeat bans grow to 30 days instead of the first ban's length"
+mutant coarse-refusal-without-lag bpf/fg_clock.h '^test_prog$' \
+	'return fg_clock_earliest(clock) + fg_coarse_lag_ns;' \
+	'return fg_clock_earliest(clock);' \
+	"a refusal trusts the coarse clock without its lag: it refuses packets the precise clock admits"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

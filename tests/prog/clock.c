@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The clock: what makes the datapath read it (an injected clock counts the
- * reads).
+ * reads), and the refusals the coarse clock decides alone.
  */
+#include <time.h>
+#include <unistd.h>
+
 #include "fixtures.h"
 
 /* The clock is read at most once a packet, and only when something needs
@@ -36,4 +39,80 @@ FG_PROG_TEST(test_clock_read_only_when_needed)
 	assert_int_equal(skel->bss->fg_test_clock_reads, reads + 4);
 	assert_int_equal(global_stats(skel).unmatched, 2);
 	floodgate_bpf__destroy(skel);
+}
+
+/* A source far over its limit is refused on the coarse clock alone: the
+ * precise clock (the costliest step of a packet) is never read, on the
+ * refusal cache's path or the state's (the one refusal in 64 the drop
+ * count samples), even with the coarse clock as far behind as it can be. */
+FG_PROG_TEST(test_refusal_far_ahead_skips_precise_clock)
+{
+	struct floodgate_bpf *skel = load_with("[policy a]\nmatch = udp\nrate = 10/s\nburst = 1\n");
+	__u64 reads;
+
+	assert_true(skel->rodata->fg_coarse_lag_ns > 0);
+	skel->bss->fg_test_coarse_lag_ns = skel->rodata->fg_coarse_lag_ns;
+	assert_int_equal(xdp_at(skel, T0 + skel->rodata->fg_coarse_lag_ns, &udp_a), XDP_PASS);
+	reads = skel->bss->fg_test_clock_reads;
+	assert_int_equal(xdp_passed(skel, T0 + skel->rodata->fg_coarse_lag_ns + MS, &udp_a, 200),
+			 0);
+	assert_int_equal(skel->bss->fg_test_clock_reads, reads);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, 200);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The shortcut never refuses what the precise clock admits: with the
+ * coarse clock behind by 0, half or all of its bound, a packet at the
+ * precise instant the limit frees a token is admitted, and one a
+ * nanosecond earlier refused, through the refusal cache and the state.
+ * (Judged on the coarse reading alone, the first would be refused.) */
+FG_PROG_TEST(test_coarse_shortcut_exact_at_limit)
+{
+	struct floodgate_bpf *skel = load_with("[policy a]\nmatch = udp\nrate = 10/s\nburst = 1\n");
+	const __u64 bound = skel->rodata->fg_coarse_lag_ns, lags[] = {0, bound / 2, bound};
+	const __u64 interval = 100 * MS; /* 10/s */
+	__u64 start = T0 + bound;
+	size_t i;
+
+	for (i = 0; i < sizeof(lags) / sizeof(lags[0]); i++) {
+		skel->bss->fg_test_coarse_lag_ns = lags[i];
+		assert_int_equal(xdp_at(skel, start, &udp_a), XDP_PASS);
+		/* refused by the state, then (63 in 64) by the refusal cache */
+		assert_int_equal(xdp_passed(skel, start + MS, &udp_a, 100), 0);
+		assert_int_equal(xdp_passed(skel, start + interval - 1, &udp_a, 100), 0);
+		assert_int_equal(xdp_at(skel, start + interval, &udp_a), XDP_PASS);
+		start += 2 * interval;
+	}
+	floodgate_bpf__destroy(skel);
+}
+
+/* The bound the loader gives the datapath holds on this kernel: sampled
+ * back to back, and right after sleeps that let the CPU go idle (where
+ * NOHZ stops its tick), CLOCK_MONOTONIC_COARSE (bpf_ktime_get_coarse_ns)
+ * is never ahead of CLOCK_MONOTONIC (bpf_ktime_get_ns), nor behind it by
+ * fg_coarse_lag_ns or more. */
+FG_PROG_TEST(test_coarse_clock_lag_bound)
+{
+	const __u64 bound = fg_coarse_lag_ns();
+	__u64 worst = 0;
+	int round, i;
+
+	assert_true(bound >= 3 * MS);
+	for (round = 0; round < 40; round++) {
+		usleep(round % 2 ? 2000 : 9000);
+		for (i = 0; i < 20000; i++) {
+			struct timespec coarse, precise;
+			__u64 c, p;
+
+			clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse);
+			clock_gettime(CLOCK_MONOTONIC, &precise);
+			c = coarse.tv_sec * SEC + coarse.tv_nsec;
+			p = precise.tv_sec * SEC + precise.tv_nsec;
+			assert_true(c <= p);
+			if (p - c > worst)
+				worst = p - c;
+		}
+	}
+	printf("coarse clock: worst lag %.3f ms, bound %.3f ms\n", worst / 1e6, bound / 1e6);
+	assert_true(worst < bound);
 }

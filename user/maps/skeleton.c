@@ -2,12 +2,41 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
+
+/*
+ * How far bpf_ktime_get_coarse_ns() can lag bpf_ktime_get_ns(), for the
+ * datapath's refusals that skip the precise read (bpf/fg_clock.h). Both
+ * read the monotonic timekeeper: the coarse clock is its time as of the
+ * last timekeeping update (tkr_mono's base at cycle_last), the precise one
+ * adds the clocksource's cycles since then, so coarse <= precise. An
+ * update accumulates whole ticks and leaves less than one behind; updates
+ * come every tick from the CPU that keeps time, and a CPU whose tick NOHZ
+ * stopped catches timekeeping up on the interrupt that wakes it (and
+ * restarts its tick when it leaves idle, as for ksoftirqd). So the lag is
+ * under two ticks plus how late a tick can be: a third tick covers that,
+ * and at least 3 ms, the longest a softirq run on a tickless CPU lasts
+ * before it is handed to ksoftirqd (10 restarts of 300 packets at ~1 us).
+ * The tick is CLOCK_MONOTONIC_COARSE's resolution (TICK_NSEC); 0 (no
+ * shortcut) if it is unknown. test_coarse_clock_lag_bound samples it.
+ */
+__u64 fg_coarse_lag_ns(void)
+{
+	const __u64 floor_ns = 3000000;
+	struct timespec tick;
+	__u64 lag;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &tick) || tick.tv_sec)
+		return 0;
+	lag = 3 * (__u64)tick.tv_nsec;
+	return lag > floor_ns ? lag : floor_ns;
+}
 
 /* Sizes every table row that the config sizes; the pinned ones keep the
  * size they were created with when a second open reuses them. */
@@ -66,6 +95,8 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 		return NULL;
 	}
 	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
+	/* clock = coarse reads the coarse clock anyway: no shortcut there */
+	skel->rodata->fg_coarse_lag_ns = cfg->coarse_clock ? 0 : fg_coarse_lag_ns();
 	skel->rodata->fg_refusal_churn_limit =
 		bpf_map__max_entries(skel->maps.sources4) >> FG_REFUSAL_CHURN_SHIFT;
 	skel->rodata->fg_max_policy_bans = fg_policy_ban_cap(bpf_map__max_entries(skel->maps.bans));

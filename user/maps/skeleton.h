@@ -39,6 +39,10 @@ struct fg_skel_opts {
 	__u32 sources_map_flags; /* sources4 and sources; 0: as declared */
 };
 
+/* The most bpf_ktime_get_coarse_ns() lags bpf_ktime_get_ns() on this host,
+ * in ns (skeleton.c); the loader sets the datapath's fg_coarse_lag_ns. */
+__u64 fg_coarse_lag_ns(void);
+
 /* Opens the object and sets sizes and rodata; nothing is loaded. Returns
  * NULL with errno set. */
 struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_skel_opts *opts);
