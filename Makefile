@@ -241,13 +241,16 @@ soak:
 
 # The unit goes where systemd looks for a PREFIX (/usr/local/lib/systemd/system
 # by default), with the binary's path filled in. The sample config is not
-# made /etc/floodgate/IFACE.conf: that is the operator's to write.
+# made /etc/floodgate/IFACE.conf: that is the operator's to write. The
+# fail2ban action goes where fail2ban looks (used only by a jail naming it).
 install: $(BUILD)/floodgate
 	install -D -m 0755 $(BUILD)/floodgate $(DESTDIR)$(PREFIX)/sbin/floodgate
 	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/floodgate.conf.sample
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate
 	install -m 0600 floodgate.conf.sample $(DESTDIR)$(SYSCONFDIR)/floodgate/example.conf.sample
+	install -D -m 0644 fail2ban/floodgate.conf $(DESTDIR)$(DOCDIR)/fail2ban/floodgate.conf
+	install -D -m 0644 fail2ban/floodgate.conf $(DESTDIR)$(SYSCONFDIR)/fail2ban/action.d/floodgate.conf
 	install -d -m 0755 $(DESTDIR)$(UNITDIR)
 	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 		systemd/floodgate@.service >$(DESTDIR)$(UNITDIR)/floodgate@.service

@@ -17,6 +17,7 @@ packages=(
 	iperf3 iputils-ping
 	libhiredis-dev redis-server socat openssl
 	libjansson-dev libmnl-dev
+	fail2ban
 )
 case "${1:-}" in
 '') ;;
