@@ -97,7 +97,7 @@ static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban 
 	long page = sysconf(_SC_PAGESIZE);
 	struct fg_ban_count *count;
 
-	if (!was->policy_id || pinned->ban_count < 0)
+	if (!fg_ban_by_policy(was->policy_id) || pinned->ban_count < 0)
 		return;
 	count = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, pinned->ban_count, 0);
 	if (count == MAP_FAILED) {
@@ -233,7 +233,7 @@ static int tally_ban(const void *key, void *ctx)
 	if (bpf_map_lookup_elem(t->fd, key, &ban))
 		return 0;
 	if (ban.expires_ns > t->now) {
-		t->by_policy += ban.policy_id != 0;
+		t->by_policy += fg_ban_by_policy(ban.policy_id);
 		return 0;
 	}
 	if (t->n_ended == t->cap) {
