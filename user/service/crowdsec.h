@@ -18,6 +18,8 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "floodgate.h"
+#include "maps/pinned.h"
+#include "ops/banguard.h"
 
 /* The largest reply read: about 500,000 decisions. A longer one is
  * counted in bad_replies and not applied. */
@@ -87,6 +89,28 @@ struct fg_crowdsec_reply {
 int fg_crowdsec_parse(const char *body, size_t len, __u8 scopes, __u32 origins,
 		      struct fg_crowdsec_reply *reply);
 void fg_crowdsec_reply_free(struct fg_crowdsec_reply *reply);
+
+/* --- into `bans` (crowdsec_apply.c) ---------------------------------------- */
+
+/* What applying replies needs and keeps. */
+struct fg_crowdsec_applier {
+	const struct fg_pinned *pinned;
+	struct fg_ban_guard guard; /* what a ban from CrowdSec may not be */
+};
+
+/* What one reply did. */
+struct fg_crowdsec_applied {
+	size_t applied, lifted, refused, table_full;
+	char first_refusal[200]; /* for the log */
+};
+
+/* Applies a parsed reply: its lifts (of bans from CrowdSec only), then its
+ * bans, checked by the guard, in batches; a ban already in force the same
+ * is left as it is, so a reply applied twice changes nothing. `startup`:
+ * the reply is the whole set, and the bans from CrowdSec it does not hold
+ * are lifted. Logs what it refused and what a full table could not take. */
+void fg_crowdsec_apply(struct fg_crowdsec_applier *a, const struct fg_crowdsec_reply *reply,
+		       bool startup, struct fg_crowdsec_applied *done);
 
 /* --- the bouncer (crowdsec.c) ---------------------------------------------- */
 
