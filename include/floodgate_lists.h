@@ -68,12 +68,13 @@ static inline int fg_ban_by_policy(__u32 policy_id)
 }
 
 /* The origins of CrowdSec decisions floodgate tells apart, X(NAME, "name"),
- * the name as the Local API writes it; OTHER stands for any other. */
+ * the name as the Local API writes it; OTHER (last) stands for any other. */
 #define FG_CROWDSEC_ORIGINS(X)                                                                     \
 	X(CROWDSEC, "crowdsec")                                                                    \
 	X(CSCLI, "cscli")                                                                          \
 	X(CAPI, "CAPI")                                                                            \
 	X(LISTS, "lists")                                                                          \
+	X(CSCLI_IMPORT, "cscli-import")                                                            \
 	X(OTHER, "other")
 
 enum fg_crowdsec_origin {

@@ -170,7 +170,7 @@ static void outage(struct fg_crowdsec *cs, const char *why)
 }
 
 static void count(const struct fg_crowdsec_applied *done, const struct fg_crowdsec_reply *r,
-		  __u64 started_ns, __u64 now)
+		  __u64 started_ns, __u64 replied_ns, __u64 now)
 {
 	pthread_mutex_lock(&stats_lock);
 	stats.up = 1;
@@ -181,6 +181,7 @@ static void count(const struct fg_crowdsec_applied *done, const struct fg_crowds
 	stats.refused += (double)done->refused;
 	stats.table_full += (double)done->table_full;
 	stats.pull_seconds = (now - started_ns) / 1e9;
+	stats.apply_seconds = (now - replied_ns) / 1e9;
 	stats_last_ok_ns = now;
 	pthread_mutex_unlock(&stats_lock);
 }
@@ -188,7 +189,7 @@ static void count(const struct fg_crowdsec_applied *done, const struct fg_crowds
 /* One pull; false when the Local API could not be reached. */
 static bool pull(struct fg_crowdsec *cs)
 {
-	__u64 started_ns = fg_monotonic_ns(), now;
+	__u64 started_ns = fg_monotonic_ns(), replied_ns, now;
 	struct fg_crowdsec_applied done;
 	struct fg_crowdsec_reply reply;
 	char why[FG_ERR_MSG_LEN];
@@ -206,6 +207,7 @@ static bool pull(struct fg_crowdsec *cs)
 		pthread_mutex_unlock(&stats_lock);
 		return true;
 	}
+	replied_ns = fg_monotonic_ns();
 	if (cs->down)
 		pr_warn("crowdsec: the Local API at %s answers again, after %.1f s\n", cs->conf.url,
 			(fg_monotonic_ns() - cs->down_ns) / 1e9);
@@ -223,10 +225,12 @@ static bool pull(struct fg_crowdsec *cs)
 	}
 	fg_crowdsec_apply(&cs->applier, &reply, whole, &done);
 	now = fg_monotonic_ns();
-	count(&done, &reply, started_ns, now);
-	if (whole)
-		pr_info("crowdsec: %zu bans from the Local API's %zu ban decisions (%.2f s)\n",
-			done.applied, reply.n_bans, (now - started_ns) / 1e9);
+	count(&done, &reply, started_ns, replied_ns, now);
+	if (whole || reply.n_bans > 1000)
+		pr_info("crowdsec: %zu new bans of %zu ban decisions, %zu lifted; a reply of %zu "
+			"bytes in %.2f s, applied in %.2f s\n",
+			done.applied, reply.n_bans, done.lifted, cs->len,
+			(replied_ns - started_ns) / 1e9, (now - replied_ns) / 1e9);
 	fg_crowdsec_reply_free(&reply);
 	cs->whole_set = false;
 	return true;

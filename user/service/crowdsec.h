@@ -49,7 +49,9 @@
 	X(table_full, "crowdsec_decisions_table_full_total", "counter",                            \
 	  "Ban decisions the full bans table could not take.")                                     \
 	X(pull_seconds, "crowdsec_pull_seconds", "gauge",                                          \
-	  "How long the last pull took, reply and apply.")
+	  "How long the last pull took, reply and apply.")                                         \
+	X(apply_seconds, "crowdsec_apply_seconds", "gauge",                                        \
+	  "How long the last reply took to parse and apply, from its last byte.")
 
 struct fg_crowdsec_stats {
 #define FG_CROWDSEC_STAT_MEMBER(field, ...) double field;
@@ -101,7 +103,7 @@ struct fg_crowdsec_applier {
 /* What one reply did. */
 struct fg_crowdsec_applied {
 	size_t applied, lifted, refused, table_full;
-	char first_refusal[200]; /* for the log */
+	size_t malformed; /* of the refused: by the parser */
 };
 
 /* Applies a parsed reply: its lifts (of bans from CrowdSec only), then its

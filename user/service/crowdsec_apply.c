@@ -22,9 +22,11 @@
 
 /* A ban in force whose end is this close to the decision's is the same
  * ban: not written again. */
-#define SAME_END_NS (2ULL * FG_NS_PER_S)
+#define SAME_END_NS  (2ULL * FG_NS_PER_S)
+/* Refusals logged one by one in a reply; the rest are counted. */
+#define LOG_REFUSALS 8
 /* Entries a batch update carries. */
-#define BATCH	    4096
+#define BATCH	     4096
 
 struct pending {
 	struct fg_src_lpm_key keys[BATCH];
@@ -85,13 +87,12 @@ static void ban(struct fg_crowdsec_applier *a, const struct fg_crowdsec_decision
 	struct fg_ban old;
 
 	if (why) {
-		if (!done->refused++) {
+		if (done->refused++ - done->malformed < LOG_REFUSALS) {
 			char addr[INET6_ADDRSTRLEN] = "?";
 
 			inet_ntop(d->cidr.family == FG_FAMILY_IPV4 ? AF_INET : AF_INET6,
 				  d->cidr.addr, addr, sizeof(addr));
-			snprintf(done->first_refusal, sizeof(done->first_refusal), "%s/%u: %s",
-				 addr, d->cidr.prefix_len, why);
+			pr_warn("crowdsec: refused %s/%u: %s\n", addr, d->cidr.prefix_len, why);
 		}
 		return;
 	}
@@ -179,8 +180,8 @@ void fg_crowdsec_apply(struct fg_crowdsec_applier *a, const struct fg_crowdsec_r
 	__u64 now = fg_monotonic_ns();
 	size_t i;
 
-	*done = (struct fg_crowdsec_applied){.refused = reply->refused};
-	snprintf(done->first_refusal, sizeof(done->first_refusal), "%s", reply->first_refusal);
+	*done = (struct fg_crowdsec_applied){.refused = reply->refused,
+					     .malformed = reply->refused};
 	if (!p) {
 		pr_warn("crowdsec: out of memory: a reply is not applied\n");
 		return;
@@ -194,9 +195,12 @@ void fg_crowdsec_apply(struct fg_crowdsec_applier *a, const struct fg_crowdsec_r
 	free(p);
 	if (startup)
 		lift_stale(a, reply, done);
-	if (done->refused)
-		pr_warn("crowdsec: %zu decisions refused; the first: %s\n", done->refused,
-			done->first_refusal);
+	if (done->malformed)
+		pr_warn("crowdsec: %zu malformed decisions refused; the first: %s\n",
+			done->malformed, reply->first_refusal);
+	if (done->refused - done->malformed > LOG_REFUSALS)
+		pr_warn("crowdsec: %zu more decisions refused (not logged)\n",
+			done->refused - done->malformed - LOG_REFUSALS);
 	if (done->table_full)
 		pr_warn("crowdsec: the bans table is full: %zu ban decisions not applied\n",
 			done->table_full);
