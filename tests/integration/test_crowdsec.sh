@@ -72,24 +72,28 @@ for b in json.load(sys.stdin)['bans']:
         print(b['$2'])"
 }
 
-has_ban() { [ "$(ban_field "$1" state)" = active ]; }
-no_ban() { [ -z "$(ban_field "$1" state)" ]; }
+# The polls below are cheap (no python): the time they measure is floodgate's.
+has_ban() { "$FLOODGATE" bans fgA | grep -q "^$1 .* crowdsec:"; }
+no_ban() { ! "$FLOODGATE" bans fgA | grep -q "^$1 "; }
 
-now() { date +%s.%N; }
-elapsed() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
+now() { echo "$EPOCHREALTIME"; }
+usec() { local s=${1%.*} f=${1#*.}; echo $((s * 1000000 + 10#${f:0:6})); }
+elapsed() { # seconds since $1, two decimals
+	local us=$(($(usec "$EPOCHREALTIME") - $(usec "$1")))
+	printf '%d.%02d\n' $((us / 1000000)) $((us % 1000000 / 10000))
+}
 within() { python3 -c "import sys; sys.exit(0 if $1 <= $2 else 1)"; }
 
 # deadline_poll SECONDS COMMAND...: polls COMMAND every 20 ms; prints the
 # seconds it took; fails past SECONDS.
 deadline_poll() {
-	local limit=$1 start
-	start=$(now)
+	local limit_us=$(($1 * 1000000)) start=$EPOCHREALTIME
 	shift
 	until "$@"; do
-		within "$(elapsed "$start")" "$limit" || {
+		if [ $(($(usec "$EPOCHREALTIME") - $(usec "$start"))) -gt "$limit_us" ]; then
 			echo "timeout"
 			return 1
-		}
+		fi
 		sleep 0.02
 	done
 	elapsed "$start"
@@ -107,7 +111,7 @@ start_run() {
 	"$FLOODGATE" run fgA --keep -v -c "$WORK/a.conf" --metrics "$METRICS" \
 		>>"$WORK/a.log" 2>&1 &
 	RUN_A=$!
-	wait_until 10 up_is 1
+	wait_until 30 up_is 1
 }
 
 stop_run() {
@@ -192,7 +196,7 @@ check "  ... the captcha is counted as ignored" \
 check "fgA's own address still passes" test "$(passes 10.200.0.1)" -eq 50
 
 # --- an outage: bans keep to their expiry; a restart resumes ------------------------
-cs decisions add --ip 10.68.0.1 --duration 10s
+cs decisions add --ip 10.68.0.1 --duration 30s
 cs decisions add --ip 10.68.0.2 --duration 1h
 deadline_poll $((INTERVAL + 1)) has_ban 10.68.0.1/32 >/dev/null
 deadline_poll $((INTERVAL + 1)) has_ban 10.68.0.2/32 >/dev/null
@@ -214,7 +218,7 @@ done
 check "  ... 10.68.0.2 is still dropped" test "$(passes 10.68.0.2)" -eq 0
 left=$(ban_field 10.68.0.1/32 remaining_s)
 sleep "$(python3 -c "print($left + 0.2)")"
-check "  ... the 10 s ban ends at its expiry: 10.68.0.1 passes" \
+check "  ... the 30 s ban ends at its expiry: 10.68.0.1 passes" \
 	test "$(passes 10.68.0.1)" -eq 50
 check "  ... while the 1h ban holds" test "$(passes 10.68.0.2)" -eq 0
 sleep 2
@@ -237,7 +241,7 @@ cs decisions delete --ip 10.68.0.2
 check "a decision deleted while run was stopped: its ban stays meanwhile (--keep)" \
 	has_ban 10.68.0.2/32
 check "  ... and is lifted when run starts again" start_run
-check "  ... (gone)" deadline_poll $((INTERVAL + 1)) no_ban 10.68.0.2/32
+check "  ... (gone)" no_ban 10.68.0.2/32
 
 # --- many decisions -------------------------------------------------------------------
 # import_csv N FIRST_OCTET FILE: N decisions of 4h for 10.FIRST.x.y upwards.
@@ -249,17 +253,32 @@ for i in range($1):
 	crowdsec_cscli "$CS" decisions import -i "$3" >/dev/null 2>>"$WORK/cscli.log"
 }
 crowdsec_bans() {
-	bans_json | python3 -c "import json,sys; print(sum(1 for b in json.load(sys.stdin)['bans'] if (b['origin'] or '').startswith('crowdsec:')))"
+	bans_json | python3 -c "import json,sys; print(sum(1 for b in json.load(sys.stdin)['bans'] if (b['origin'] or '').startswith('crowdsec:') and b['state'] == 'active'))"
+}
+
+# whole_set_applied N: the seconds the last reply of at least N ban
+# decisions took to apply, from its last byte (run's log, with -v).
+whole_set_applied() {
+	grep -o "new bans of [0-9]* ban decisions, .* applied in [0-9.]* s" "$WORK/a.log" |
+		awk -v n="$1" '$4 >= n { t = $(NF - 1) } END { print t }'
 }
 
 crowdsec_bans_reach() { [ "$(crowdsec_bans)" -ge "$1" ]; }
 
+# Imported while `run` is stopped, the 50,000 come in one reply: the whole
+# set its start asks for.
+stop_run
 base=$(crowdsec_bans)
 import_csv 50000 100 "$WORK/50k.csv"
-deadline_poll $((INTERVAL + 30)) crowdsec_bans_reach $((base + 50000)) >/dev/null
-check "cscli decisions import of 50,000: all in bans" test "$(crowdsec_bans)" -eq $((base + 50000))
-apply=$(metric crowdsec_apply_seconds)
-check "  ... within 5 s of the stream reply ($apply s)" within "$apply" 5
+start=$(now)
+check "run starts again" start_run
+took=$(elapsed "$start")
+count=$(crowdsec_bans)
+check "cscli decisions import of 50,000: all in bans ($count, $base before)" \
+	test "$count" -ge $((base + 50000))
+apply=$(whole_set_applied 50000)
+check "  ... within 5 s of the stream reply ($apply s; $took s from the start of run)" \
+	within "${apply:-99}" 5
 APPLY_50K=$apply
 check "  ... 10.100.195.79 (the last) is dropped" test "$(passes 10.100.195.79)" -eq 0
 
@@ -294,11 +313,10 @@ else
 	cp "$WORK/max_bans.conf" "$WORK/a.conf"
 	"$FLOODGATE" load fgA -c "$WORK/a.conf" >/dev/null
 	import_csv 100000 100 "$WORK/100k.csv"
-	start_run
-	deadline_poll 60 crowdsec_bans_reach 100000 >/dev/null
+	check "run starts with 100,000 decisions in the Local API" start_run
 	check "100,000 imported decisions: all enforced" test "$(crowdsec_bans)" -eq 100000
-	apply=$(metric crowdsec_apply_seconds)
-	check "  ... within 5 s of the stream reply ($apply s)" within "$apply" 5
+	apply=$(whole_set_applied 100000)
+	check "  ... within 5 s of the stream reply ($apply s)" within "${apply:-99}" 5
 	APPLY_100K=$apply
 	check "  ... 10.101.134.159 (the last) is dropped" test "$(passes 10.101.134.159)" -eq 0
 	stop_run
