@@ -82,7 +82,7 @@ line=$(grep "crowdsec: .* new bans of" "$WORK/run.log" | head -1)
 in_force=$("$FLOODGATE" bans fgcs0 | grep -c "crowdsec:" || true)
 echo "crowdsec: table $sized; ${line#*crowdsec: }"
 echo "crowdsec: $in_force bans in force, $total s from the start of run (load and first pull)"
-grep "bans table is full" "$WORK/run.log" | sed 's/^/crowdsec: /' || true
+grep "bans table is full" "$WORK/run.log" || true
 kill "$RUN"
 wait "$RUN" || true
 RUN=

@@ -115,6 +115,14 @@ mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \
 	"without ban_max, repeat bans grow to 30 days instead of the first ban's length"
+mutant crowdsec-deleted-ignored user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
+	'if (!bpf_map_lookup_elem(a->pinned->bans, &key, &old) && is_crowdsec_ban(&old, &key) &&' \
+	'if (0 && !bpf_map_lookup_elem(a->pinned->bans, &key, &old) && is_crowdsec_ban(&old, &key) &&' \
+	"deleted CrowdSec decisions lift nothing"
+mutant crowdsec-unguarded user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
+	'const char *why = fg_ban_guard_refusal(&a->guard, a->pinned, &d->cidr);' \
+	'const char *why = NULL;' \
+	"CrowdSec decisions skip the check on bans from outside (own addresses, [allow], min_ban_prefix)"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0
