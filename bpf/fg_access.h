@@ -53,7 +53,7 @@ static __always_inline __s64 fg_ban_count_add(__s64 delta)
 /* Deletes the expired ban `ban` at `key`; a policy's ban leaves its share. */
 static __always_inline void fg_ban_forget(struct fg_src_lpm_key *key, const struct fg_ban *ban)
 {
-	bool by_policy = fg_ban_of_policy(ban->policy_id);
+	bool by_policy = fg_ban_by_policy(ban->policy_id);
 
 	if (!bpf_map_delete_elem(&bans, key) && by_policy)
 		fg_ban_count_add(-1);

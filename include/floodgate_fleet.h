@@ -45,13 +45,6 @@ struct fg_fleet_hold {
  * are not published again, and they follow the fleet's list. */
 #define FG_FLEET_BAN_POLICY_ID 0xffffffffU
 
-/* Is a ban with this policy_id in the policies' share of `bans` (counted
- * in `ban_count`)? Not one by hand (0), nor one from outside. */
-static inline int fg_ban_of_policy(__u32 policy_id)
-{
-	return policy_id != 0 && policy_id != FG_FLEET_BAN_POLICY_ID;
-}
-
 /* Value of the one-entry `fleet_state` array: written by `floodgate run`,
  * read by the datapath (epoch, refuse_all) and by status and metrics. */
 struct fg_fleet_state {

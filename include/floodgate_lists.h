@@ -67,6 +67,54 @@ static inline __u32 fg_policy_ban_cap(__u32 max_bans)
 	return max_bans > fg_bans_reserved(max_bans) ? max_bans - fg_bans_reserved(max_bans) : 0;
 }
 
+/* fg_ban.policy_id at or above FG_BAN_RESERVED_ID names no policy but where
+ * a ban came from: the fleet (FG_FLEET_BAN_POLICY_ID, the last id) or
+ * CrowdSec, one id per origin of its decisions. Such bans, like bans by
+ * hand, are not in `ban_count`: they belong to the share kept for bans by
+ * hand. */
+#define FG_BAN_RESERVED_ID 0xffffff00U
+
+static inline int fg_ban_by_policy(__u32 policy_id)
+{
+	return policy_id && policy_id < FG_BAN_RESERVED_ID;
+}
+
+/* The origins of CrowdSec decisions floodgate tells apart, X(NAME, "name"),
+ * the name as the Local API writes it; OTHER (last) stands for any other. */
+#define FG_CROWDSEC_ORIGINS(X)                                                                     \
+	X(CROWDSEC, "crowdsec")                                                                    \
+	X(CSCLI, "cscli")                                                                          \
+	X(CAPI, "CAPI")                                                                            \
+	X(LISTS, "lists")                                                                          \
+	X(CSCLI_IMPORT, "cscli-import")                                                            \
+	X(OTHER, "other")
+
+enum fg_crowdsec_origin {
+#define FG_CROWDSEC_ORIGIN_ENUM(name, text) FG_CROWDSEC_ORIGIN_##name,
+	FG_CROWDSEC_ORIGINS(FG_CROWDSEC_ORIGIN_ENUM)
+#undef FG_CROWDSEC_ORIGIN_ENUM
+		FG_CROWDSEC_ORIGIN_COUNT
+};
+
+/* The policy_id of a ban from a CrowdSec decision of `origin`. */
+#define FG_CROWDSEC_BAN_ID_FIRST   (FG_BAN_RESERVED_ID + 1)
+#define FG_CROWDSEC_BAN_ID(origin) (FG_CROWDSEC_BAN_ID_FIRST + (__u32)(origin))
+#define FG_IS_CROWDSEC_BAN_ID(id)                                                                  \
+	((id) >= FG_CROWDSEC_BAN_ID_FIRST && (id) < FG_CROWDSEC_BAN_ID(FG_CROWDSEC_ORIGIN_COUNT))
+
+/* The name of a CrowdSec origin ("cscli"), or NULL. */
+static inline const char *fg_crowdsec_origin_name(unsigned int origin)
+{
+	switch (origin) {
+#define FG_CROWDSEC_ORIGIN_CASE(name, text)                                                        \
+	case FG_CROWDSEC_ORIGIN_##name:                                                            \
+		return text;
+		FG_CROWDSEC_ORIGINS(FG_CROWDSEC_ORIGIN_CASE)
+#undef FG_CROWDSEC_ORIGIN_CASE
+	}
+	return 0;
+}
+
 /* Value of the one-entry, mmapable `ban_count` array: the bans action = ban
  * holds in `bans`. The datapath adds one for a ban it inserts and takes
  * one for a policy's ban it deletes; `unban` takes one for a policy's ban
@@ -112,6 +160,8 @@ _Static_assert(sizeof(struct fg_own_addr_key) == 20, "fg_own_addr_key");
 _Static_assert(sizeof(struct fg_src_lpm_key) == 24, "fg_src_lpm_key");
 _Static_assert(sizeof(struct fg_ban_strike) == 24, "fg_ban_strike");
 _Static_assert(sizeof(struct fg_ban_count) == 16, "fg_ban_count");
+_Static_assert(FG_CROWDSEC_BAN_ID(FG_CROWDSEC_ORIGIN_COUNT) < 0xffffffffU,
+	       "the CrowdSec ids stay clear of FG_FLEET_BAN_POLICY_ID");
 #ifdef FG_TEST_LAYOUT_PAD
 _Static_assert(sizeof(struct fg_ban) == 40, "fg_ban, padded for the upgrade test");
 #else

@@ -48,6 +48,8 @@
 #                      1/minute, burst 1: every source of every set exceeds it)
 #   FG_BENCH_FG_EXTRA  more global lines for floodgate's config, for example
 #                      "new_sources = off" (default: none, floodgate's defaults)
+#   FG_BENCH_CROWDSEC  0: skip the CrowdSec stream scenario at the end
+#                      (scripts/bench-crowdsec.sh; FG_BENCH_DECISIONS, 100000)
 #
 # Everything runs in private network and mount namespaces (lab_enter): the
 # veths, nftables tables, iptables rules and BPF pins vanish with them.
@@ -781,6 +783,15 @@ if terminal=$(draw_chart 2>"$WORK/gnuplot.err") && [ -s "$OUT/bench.png" ]; then
 else
 	log "chart: FAILED: $(tr '\n' ' ' <"$WORK/gnuplot.err")"
 	failed_runs+=("chart")
+fi
+
+# The CrowdSec decision stream into bans (scripts/bench-crowdsec.sh), in
+# namespaces of its own.
+if [ "${FG_BENCH_CROWDSEC:-1}" = 1 ]; then
+	log
+	if ! env -u FG_IN_SANDBOX bash "$REPO/scripts/bench-crowdsec.sh" 2>&1 | tee -a "$REPORT"; then
+		failed_runs+=("crowdsec")
+	fi
 fi
 
 log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -18,6 +18,7 @@ packages=(
 	libhiredis-dev redis-server socat openssl
 	libjansson-dev libmnl-dev
 	fail2ban
+	libcurl4-openssl-dev crowdsec
 )
 case "${1:-}" in
 '') ;;
@@ -40,11 +41,35 @@ for pkg in "${packages[@]}"; do
 	fi
 done
 
+# CrowdSec's post-install step registers with CrowdSec's online service,
+# which fails offline; it skips that when the credentials file is not
+# empty. The tests run the Local API alone, so its config must not name an
+# online client either (README, "CrowdSec").
+crowdsec_offline_before() {
+	local creds=/etc/crowdsec/online_api_credentials.yaml
+	mkdir -p /etc/crowdsec
+	[ -s "$creds" ] || echo "# offline: no Central API (floodgate's install-deps.sh)" >"$creds"
+}
+crowdsec_offline_after() {
+	local conf=/etc/crowdsec/config.yaml
+	grep -q '^[[:space:]]*online_client:' "$conf" 2>/dev/null || return 0
+	# Delete the block: its line and the deeper-indented lines below it.
+	awk '
+		match($0, /^[ \t]*online_client:/) { drop = RLENGTH - length("online_client:"); next }
+		drop >= 0 && (match($0, /^[ \t]*/) && RLENGTH > drop || /^[ \t]*$/) { next }
+		{ drop = -1; print }
+	' drop=-1 "$conf" >"$conf.tmp"
+	mv "$conf.tmp" "$conf"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+	crowdsec_offline_after
 	exit 0
 fi
 
 echo "install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+crowdsec_offline_before
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+crowdsec_offline_after

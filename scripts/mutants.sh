@@ -119,6 +119,14 @@ mutant coarse-refusal-without-lag bpf/fg_clock.h '^test_prog$' \
 	'return fg_clock_earliest(clock) + fg_coarse_lag_ns;' \
 	'return fg_clock_earliest(clock);' \
 	"a refusal trusts the coarse clock without its lag: it refuses packets the precise clock admits"
+mutant crowdsec-deleted-ignored user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
+	'if (!bpf_map_lookup_elem(a->pinned->bans, &key, &old) && is_crowdsec_ban(&old, &key) &&' \
+	'if (0 && !bpf_map_lookup_elem(a->pinned->bans, &key, &old) && is_crowdsec_ban(&old, &key) &&' \
+	"deleted CrowdSec decisions lift nothing"
+mutant crowdsec-unguarded user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
+	'const char *why = fg_ban_guard_refusal(&a->guard, a->pinned, &d->cidr);' \
+	'const char *why = NULL;' \
+	"CrowdSec decisions skip the check on bans from outside (own addresses, [allow], min_ban_prefix)"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

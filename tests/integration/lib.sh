@@ -85,3 +85,94 @@ stop_children() {
 	done
 	return 0
 }
+
+# require_crowdsec: skips the suite (exit 77) on a machine without
+# CrowdSec's Local API and cscli (Debian's crowdsec: scripts/install-deps.sh).
+require_crowdsec() {
+	if ! command -v crowdsec >/dev/null || ! command -v cscli >/dev/null ||
+		[ ! -r /etc/crowdsec/config.yaml ]; then
+		echo "$TEST_NAME: crowdsec is not installed (scripts/install-deps.sh); skipped"
+		exit 77
+	fi
+}
+
+# crowdsec_setup DIR PORT: a Local API of the suite's own in DIR (its
+# config, database and logs; nothing shared with /var/lib/crowdsec or
+# another suite), listening on 127.0.0.1:PORT, with a machine for cscli.
+# Start it with crowdsec_start; cscli with crowdsec_cscli.
+crowdsec_setup() {
+	local dir=$1 port=$2
+	mkdir -p "$dir/data" "$dir/log"
+	cat >"$dir/config.yaml" <<CONF
+common:
+  daemonize: false
+  log_media: file
+  log_level: warning
+  log_dir: $dir/log/
+  working_dir: .
+config_paths:
+  config_dir: /etc/crowdsec/
+  data_dir: $dir/data/
+  simulation_path: /etc/crowdsec/simulation.yaml
+  hub_dir: /var/lib/crowdsec/hub/
+  index_path: /var/lib/crowdsec/hub/.index.json
+  notification_dir: /etc/crowdsec/notifications/
+  plugin_dir: /usr/lib/crowdsec/plugins/
+crowdsec_service:
+  acquisition_path: /etc/crowdsec/acquis.yaml
+cscli:
+  output: human
+  color: no
+db_config:
+  log_level: warning
+  type: sqlite
+  db_path: $dir/data/crowdsec.db
+  use_wal: true
+  flush:
+    max_items: 500000
+    max_age: 7d
+api:
+  client:
+    insecure_skip_verify: false
+    credentials_path: $dir/local_api_credentials.yaml
+  server:
+    log_level: warning
+    listen_uri: 127.0.0.1:$port
+    profiles_path: /etc/crowdsec/profiles.yaml
+    console_path: /etc/crowdsec/console.yaml
+    trusted_ips:
+      - 127.0.0.1
+prometheus:
+  enabled: false
+CONF
+	: >"$dir/config.yaml.local"
+	cscli -c "$dir/config.yaml" machines add fgtest --auto --force \
+		-f "$dir/local_api_credentials.yaml" --url "http://127.0.0.1:$port" >/dev/null 2>&1
+}
+
+# crowdsec_cscli DIR ARGS...: cscli against the Local API in DIR.
+crowdsec_cscli() {
+	local dir=$1
+	shift
+	cscli -c "$dir/config.yaml" "$@"
+}
+
+# crowdsec_start DIR: starts the Local API of DIR alone (-no-cs: no agent)
+# and waits until it answers; its PID in CROWDSEC_PID. Stop it with
+# stop_children "$CROWDSEC_PID".
+crowdsec_start() {
+	local dir=$1 url deadline
+	url=$(sed -n 's/^    listen_uri: //p' "$dir/config.yaml")
+	crowdsec -c "$dir/config.yaml" -no-cs >>"$dir/log/stdout.log" 2>&1 &
+	CROWDSEC_PID=$!
+	deadline=$((SECONDS + 30))
+	until curl -s -o /dev/null "http://$url/health" 2>/dev/null ||
+		curl -s -o /dev/null "http://$url/v1/decisions" 2>/dev/null; do
+		if [ $SECONDS -ge $deadline ] || ! kill -0 "$CROWDSEC_PID" 2>/dev/null; then
+			echo "$TEST_NAME: the Local API in $dir did not start:" >&2
+			tail -5 "$dir/log/"* >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}

@@ -350,3 +350,40 @@ FG_PROG_TEST(test_ended_fleet_ban_leaves_the_share_alone)
 	assert_int_equal(policy_bans(skel), 0);
 	floodgate_bpf__destroy(skel);
 }
+
+/* Bans CrowdSec (or the fleet) sent are not in the policies' share: one
+ * that ends in the datapath leaves `ban_count` as it was, or bans from
+ * outside would hand their room to the policies. */
+FG_PROG_TEST(test_expired_outside_ban_keeps_policy_count)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy b]\nmatch = any\nrate = 1/s\nburst = 1\naction = ban 10s\n"
+			  "ban_unverified = yes\n");
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + 32, .family = 4};
+	const __u32 outside[] = {FG_CROWDSEC_BAN_ID(FG_CROWDSEC_ORIGIN_CSCLI),
+				 FG_CROWDSEC_BAN_ID(FG_CROWDSEC_ORIGIN_OTHER),
+				 FG_FLEET_BAN_POLICY_ID};
+	struct pkt_spec a = udp_a;
+	struct fg_ban ban;
+	unsigned int i;
+
+	__u64 t;
+
+	for (i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+		t = T0 + i * 100 * SEC;
+		ban = (struct fg_ban){.expires_ns = t + SEC,
+				      .policy_id = outside[i],
+				      .family = 4,
+				      .prefix_len = 32,
+				      .strikes = 1};
+		inet_pton(AF_INET, "10.0.0.1", key.addr);
+		assert_int_equal(
+			bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+		assert_int_equal(xdp_passed(skel, t, &a, 1), 0);	   /* banned */
+		assert_int_equal(xdp_passed(skel, t + 2 * SEC, &a, 1), 1); /* ended */
+		assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban),
+				 -ENOENT);
+		assert_int_equal(policy_bans(skel), 0);
+	}
+	floodgate_bpf__destroy(skel);
+}

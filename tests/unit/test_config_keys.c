@@ -19,11 +19,14 @@
 #include "config/keys.h"
 #include "maps/runtime.h"
 
-static const unsigned int sections[] = {FG_IN_GLOBAL, FG_IN_POLICY, FG_IN_FLEET, FG_IN_ACCESS};
+static const unsigned int sections[] = {FG_IN_GLOBAL, FG_IN_POLICY, FG_IN_FLEET, FG_IN_ACCESS,
+					FG_IN_CROWDSEC};
 
 /* What each section needs to be valid, before the line under test. */
 static const char *const required_policy[] = {"match = any", "rate = 10/s", NULL};
 static const char *const required_fleet[] = {"redis = 127.0.0.1:6379", NULL};
+static const char *const required_crowdsec[] = {"url = http://127.0.0.1:8080/",
+						"api_key_file = /etc/floodgate/crowdsec.key", NULL};
 
 static struct fg_config absent, with_value;
 
@@ -80,13 +83,18 @@ static void build(char *buf, size_t size, const struct fg_key *key, unsigned int
 		snprintf(buf + strlen(buf), size - strlen(buf), "[allow]\n");
 		section_lines(buf, size, NULL, name, needs, line);
 	}
+	if (section == FG_IN_CROWDSEC) {
+		snprintf(buf + strlen(buf), size - strlen(buf), "[crowdsec]\n");
+		section_lines(buf, size, required_crowdsec, name, needs, line);
+	}
 }
 
 static bool required(const struct fg_key *key, unsigned int section)
 {
-	const char *const *lines = section == FG_IN_POLICY  ? required_policy
-				   : section == FG_IN_FLEET ? required_fleet
-							    : NULL;
+	const char *const *lines = section == FG_IN_POLICY     ? required_policy
+				   : section == FG_IN_FLEET    ? required_fleet
+				   : section == FG_IN_CROWDSEC ? required_crowdsec
+							       : NULL;
 	int i;
 
 	for (i = 0; lines && lines[i]; i++)
@@ -126,6 +134,8 @@ static const void *section_struct(const struct fg_config *cfg, unsigned int sect
 		return &cfg->policies[0];
 	if (section == FG_IN_FLEET)
 		return &cfg->fleet;
+	if (section == FG_IN_CROWDSEC)
+		return &cfg->crowdsec;
 	return cfg;
 }
 

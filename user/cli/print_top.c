@@ -92,9 +92,10 @@ void fg_print_bans_text(const struct fg_ban_list *list)
 	printf("%-44s %-14s %-8s %s\n", "BANNED", "REMAINING", "STRIKES", "BY");
 	for (i = 0; i < list->count; i++) {
 		const struct fg_ban_entry *e = &list->entries[i];
-		const char *by = e->by_hand  ? "(by hand)"
-				 : e->policy ? e->policy
-					     : "(a removed policy)";
+		const char *by = e->by_hand	? "(by hand)"
+				 : e->origin[0] ? e->origin
+				 : e->policy	? e->policy
+						: "(a removed policy)";
 		char left[32];
 
 		if (e->state == FG_BAN_UNTIL_UNBANNED)
@@ -129,6 +130,7 @@ json_t *fg_bans_json(const char *ifname, const struct fg_ban_list *list)
 		fg_json_set(b, "strikes", json_integer(e->strikes));
 		fg_json_set(b, "by_hand", json_boolean(e->by_hand));
 		fg_json_set(b, "policy", fg_json_text(e->policy));
+		fg_json_set(b, "origin", e->origin[0] ? json_string(e->origin) : json_null());
 		json_array_append_new(bans, b);
 	}
 	fg_json_set(o, "bans", bans);

@@ -74,6 +74,33 @@ struct fg_fleet_conf {
 	__u64 max_ban_ns;
 };
 
+/* [crowdsec]: floodgate as a CrowdSec bouncer (README, "CrowdSec"). */
+#define FG_CROWDSEC_URL_LEN	 256
+#define FG_CROWDSEC_MIN_INTERVAL (100ULL * 1000 * 1000)
+#define FG_CROWDSEC_MAX_INTERVAL (3600ULL * 1000 * 1000 * 1000)
+
+/* The scopes of decisions a [crowdsec] section may take (scopes = ...). */
+enum fg_crowdsec_scope {
+	FG_CROWDSEC_SCOPE_IP = 1 << 0,
+	FG_CROWDSEC_SCOPE_RANGE = 1 << 1,
+};
+
+/* The [crowdsec] section: the Local API whose decisions become bans. */
+struct fg_crowdsec_conf {
+	bool enabled; /* a [crowdsec] section was given */
+	int line;     /* of the [crowdsec] header */
+	char url[FG_CROWDSEC_URL_LEN];
+	/* The bouncer's API key; trust-checked as the fleet's password_file. */
+	char api_key_file[FG_FLEET_PASS_PATH_LEN];
+	int api_key_file_line;
+	__u64 interval_ns;
+	__u8 scopes;   /* enum fg_crowdsec_scope bits */
+	__u32 origins; /* 1 << enum fg_crowdsec_origin bits; 0: every origin */
+	/* What a decision must be to become a ban, as a fleet ban from Redis. */
+	__u8 min_ban_prefix;
+	__u8 min_ban_prefix6;
+};
+
 struct fg_policy_conf {
 	char name[FG_POLICY_NAME_LEN];
 	int line;	       /* line of the [policy NAME] header, for later messages */
@@ -127,6 +154,7 @@ struct fg_config {
 	unsigned int n_deny; /* [deny] src = ... */
 	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
 	struct fg_fleet_conf fleet;
+	struct fg_crowdsec_conf crowdsec;
 };
 
 /* max_sources_ipv6 when the config does not set it: a quarter of

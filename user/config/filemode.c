@@ -289,19 +289,32 @@ int fg_secret_read(const char *path, const char *where, char *buf, size_t size, 
 	return (int)len;
 }
 
-/* The fleet's password file, checked when the config is: a `check` or a
- * load finds a bad one at its line. */
-static int check_fleet_secret(const char *path, const struct fg_config *cfg, struct fg_err *err)
+/* A secret the config names (the fleet's password_file, [crowdsec]
+ * api_key_file), checked when the config is: a `check` or a load finds a
+ * bad one at its line. */
+static int check_secret(const char *path, const char *key, const char *file, int line,
+			struct fg_err *err)
 {
 	char where[PATH_MAX + 32], secret[FG_SECRET_MAX];
 	int ret;
 
-	if (!cfg->fleet.enabled || !cfg->fleet.password_file[0])
+	if (!file[0])
 		return 0;
-	snprintf(where, sizeof(where), "%s:%d: password_file", path, cfg->fleet.password_file_line);
-	ret = fg_secret_read(cfg->fleet.password_file, where, secret, sizeof(secret), err);
+	snprintf(where, sizeof(where), "%s:%d: %s", path, line, key);
+	ret = fg_secret_read(file, where, secret, sizeof(secret), err);
 	explicit_bzero(secret, sizeof(secret));
 	return ret < 0 ? -1 : 0;
+}
+
+static int check_secrets(const char *path, const struct fg_config *cfg, struct fg_err *err)
+{
+	if (cfg->fleet.enabled && check_secret(path, "password_file", cfg->fleet.password_file,
+					       cfg->fleet.password_file_line, err))
+		return -1;
+	if (cfg->crowdsec.enabled && check_secret(path, "api_key_file", cfg->crowdsec.api_key_file,
+						  cfg->crowdsec.api_key_file_line, err))
+		return -1;
+	return 0;
 }
 
 int fg_config_read(const char *path, struct fg_config *cfg, struct fg_err *err)
@@ -341,6 +354,6 @@ int fg_config_read(const char *path, struct fg_config *cfg, struct fg_err *err)
 	}
 	free(text);
 	if (!ret && path)
-		ret = check_fleet_secret(path, cfg, err);
+		ret = check_secrets(path, cfg, err);
 	return ret ? -1 : 0;
 }

@@ -29,6 +29,8 @@ static void *section_base(struct fg_parser *p)
 		return p->pol;
 	case FG_IN_FLEET:
 		return &p->cfg->fleet;
+	case FG_IN_CROWDSEC:
+		return &p->cfg->crowdsec;
 	default:
 		return p->cfg;
 	}
@@ -82,6 +84,10 @@ static int unknown_key(struct fg_parser *p, const char *key)
 	case FG_IN_FLEET:
 		return fg_cfg_fail(p, p->line, "unknown key '%s' in [fleet] (expected one of: %s)",
 				   key, list);
+	case FG_IN_CROWDSEC:
+		return fg_cfg_fail(p, p->line,
+				   "unknown key '%s' in [crowdsec] (expected one of: %s)", key,
+				   list);
 	case FG_IN_ACCESS:
 		return fg_cfg_fail(p, p->line, "unknown key '%s' in [%s] (expected %s = CIDR list)",
 				   key, p->access_name, list);
@@ -98,11 +104,11 @@ static int duplicate_key(struct fg_parser *p, const char *key, int first)
 				   "first set at line %d)",
 				   key, p->pol->name, first);
 	case FG_IN_FLEET:
-		return fg_cfg_fail(
-			p, p->line,
-			"duplicate key '%s' in [fleet] (expected each key once; first set "
-			"at line %d)",
-			key, first);
+	case FG_IN_CROWDSEC:
+		return fg_cfg_fail(p, p->line,
+				   "duplicate key '%s' in [%s] (expected each key once; first set "
+				   "at line %d)",
+				   key, p->section == FG_IN_FLEET ? "fleet" : "crowdsec", first);
 	default:
 		return fg_cfg_fail(
 			p, p->line,
@@ -137,6 +143,19 @@ static int start_fleet(struct fg_parser *p)
 	fleet->enabled = true;
 	fleet->line = p->line;
 	return start_section(p, FG_IN_FLEET, fleet);
+}
+
+static int start_crowdsec(struct fg_parser *p)
+{
+	struct fg_crowdsec_conf *crowdsec = &p->cfg->crowdsec;
+
+	if (crowdsec->enabled)
+		return fg_cfg_fail(p, p->line,
+				   "duplicate [crowdsec] section (expected one; first at line %d)",
+				   crowdsec->line);
+	crowdsec->enabled = true;
+	crowdsec->line = p->line;
+	return start_section(p, FG_IN_CROWDSEC, crowdsec);
 }
 
 static int start_access(struct fg_parser *p, bool allow)
@@ -221,13 +240,15 @@ static int parse_section(struct fg_parser *p, char *line)
 	p->access = NULL;
 	if (strcmp(inner, "fleet") == 0)
 		return start_fleet(p);
+	if (strcmp(inner, "crowdsec") == 0)
+		return start_crowdsec(p);
 	if (strcmp(inner, "allow") == 0 || strcmp(inner, "deny") == 0)
 		return start_access(p, inner[0] == 'a');
 	if (strncmp(inner, "policy", 6) != 0 || (inner[6] && !isspace((unsigned char)inner[6])))
 		return fg_cfg_fail(
 			p, p->line,
-			"unknown section '[%s]' (expected [policy NAME], [allow], [deny] "
-			"or [fleet])",
+			"unknown section '[%s]' (expected [policy NAME], [allow], [deny], "
+			"[fleet] or [crowdsec])",
 			inner);
 	return start_policy(p, inner + 6);
 }
@@ -301,6 +322,8 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 		ret = fg_cfg_finish_policy(&p);
 	if (!ret)
 		ret = fg_cfg_check_fleet(&p);
+	if (!ret)
+		ret = fg_cfg_check_crowdsec(&p);
 	if (!ret && !cfg->max_sources_ipv6)
 		cfg->max_sources_ipv6 = fg_default_sources_ipv6(cfg->max_sources);
 	if (!ret && cfg->n_policies == 0)

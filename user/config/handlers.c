@@ -389,10 +389,11 @@ static int parse_key_prefix(struct fg_parser *p, const struct fg_key *key, void 
 }
 
 /* password_file = /absolute/path: the file itself is checked once the
- * config is read (fg_config_read), at the line kept here. */
+ * config is read (fg_config_read), at the line kept here (the int at the
+ * offset the key's arg names). */
 static int parse_secret_file(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
 {
-	struct fg_fleet_conf *fleet = base;
+	const size_t *line_offset = key->arg;
 
 	if (v[0] != '/' || strlen(v) >= key->size)
 		return fg_cfg_fail(p, p->line,
@@ -400,7 +401,46 @@ static int parse_secret_file(struct fg_parser *p, const struct fg_key *key, void
 				   "characters, such as %s)",
 				   key->name, v, key->size - 1, key->example);
 	strcpy((char *)base + key->offset, v);
-	fleet->password_file_line = p->line;
+	*(int *)((char *)base + *line_offset) = p->line;
+	return 0;
+}
+
+/* url = http://HOST[:PORT][/PATH] or https://...: printable, no spaces. */
+static int parse_url(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
+{
+	const char *c;
+
+	for (c = v; *c && isgraph((unsigned char)*c); c++)
+		;
+	if (*c || strlen(v) >= key->size ||
+	    (strncmp(v, "http://", 7) && strncmp(v, "https://", 8)) || !v[v[4] == 's' ? 8 : 7])
+		return fg_cfg_fail(p, p->line,
+				   "bad %s '%s' (expected an http:// or https:// URL of at most "
+				   "%zu characters, such as %s)",
+				   key->name, v, key->size - 1, key->example);
+	strcpy((char *)base + key->offset, v);
+	return 0;
+}
+
+/* A list of words of a choice, separated by commas or spaces: the OR of
+ * their values (bits). */
+static int parse_flags(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
+{
+	const struct fg_choice *choice = key->arg;
+	char expected[256], *word, *save = NULL;
+	__u64 bits = 0;
+	int i;
+
+	for (word = strtok_r(v, ", \t", &save); word; word = strtok_r(NULL, ", \t", &save)) {
+		for (i = 0; choice->names[i] && strcmp(choice->names[i], word); i++)
+			;
+		if (!choice->names[i])
+			return fg_cfg_fail(p, p->line, "bad %s '%s' (expected a list of %s)",
+					   key->name, word,
+					   word_list(choice->names, expected, sizeof(expected)));
+		bits |= choice->values[i];
+	}
+	fg_field_set(base, key->offset, key->size, bits);
 	return 0;
 }
 
@@ -409,3 +449,5 @@ const struct fg_key_type fg_type_burst = {.parse = parse_burst};
 const struct fg_key_type fg_type_redis = {.parse = parse_redis};
 const struct fg_key_type fg_type_key_prefix = {.parse = parse_key_prefix};
 const struct fg_key_type fg_type_secret = {.parse = parse_secret_file};
+const struct fg_key_type fg_type_url = {.parse = parse_url};
+const struct fg_key_type fg_type_flags = {.parse = parse_flags};

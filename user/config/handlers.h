@@ -50,8 +50,13 @@ extern const struct fg_key_type fg_type_rate;	    /* COUNT/PERIOD */
 extern const struct fg_key_type fg_type_burst;	    /* resolved once the rate is known */
 extern const struct fg_key_type fg_type_redis;	    /* HOST:PORT or unix:/path */
 extern const struct fg_key_type fg_type_key_prefix; /* printable, no spaces */
-/* fg_type_secret: an absolute path; the line is kept for its later check */
+/* fg_type_secret: an absolute path; the line is kept for its later check,
+ * in the int at the offset (a const size_t) the key's arg points to */
 extern const struct fg_key_type fg_type_secret;
+extern const struct fg_key_type fg_type_url; /* http:// or https:// */
+/* fg_type_flags: a list of words of a struct fg_choice, the OR of their
+ * values */
+extern const struct fg_key_type fg_type_flags;
 
 /* The durations of bans: `ban DURATION` and ban_max. */
 extern const struct fg_duration_range fg_ban_duration;

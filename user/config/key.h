@@ -17,10 +17,11 @@
 /* The struct a section fills: fg_config (global keys, [allow], [deny]),
  * fg_policy_conf ([policy NAME]) or fg_fleet_conf ([fleet]). */
 enum fg_section {
-	FG_IN_GLOBAL = 1 << 0, /* before the first section */
-	FG_IN_POLICY = 1 << 1, /* [policy NAME] */
-	FG_IN_FLEET = 1 << 2,  /* [fleet] */
-	FG_IN_ACCESS = 1 << 3, /* [allow] and [deny] */
+	FG_IN_GLOBAL = 1 << 0,	 /* before the first section */
+	FG_IN_POLICY = 1 << 1,	 /* [policy NAME] */
+	FG_IN_FLEET = 1 << 2,	 /* [fleet] */
+	FG_IN_ACCESS = 1 << 3,	 /* [allow] and [deny] */
+	FG_IN_CROWDSEC = 1 << 4, /* [crowdsec] */
 };
 
 struct fg_parser;
@@ -114,6 +115,6 @@ static inline void fg_field_set(void *base, size_t offset, size_t size, __u64 va
 }
 
 /* The largest number of rows: bounds the parser's per-key line numbers. */
-#define FG_MAX_KEYS 48
+#define FG_MAX_KEYS 56
 
 #endif /* FG_CONFIG_KEY_H */

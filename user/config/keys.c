@@ -27,9 +27,10 @@
  * fields name their section alone. */
 #define FIELD(section, type, member)                                                               \
 	.sections = section, .offset = offsetof(type, member), .size = sizeof(((type *)0)->member)
-#define GLOBAL(member) FIELD(FG_IN_GLOBAL, struct fg_config, member)
-#define POLICY(member) FIELD(FG_IN_POLICY, struct fg_policy_conf, member)
-#define FLEET(member)  FIELD(FG_IN_FLEET, struct fg_fleet_conf, member)
+#define GLOBAL(member)	 FIELD(FG_IN_GLOBAL, struct fg_config, member)
+#define POLICY(member)	 FIELD(FG_IN_POLICY, struct fg_policy_conf, member)
+#define FLEET(member)	 FIELD(FG_IN_FLEET, struct fg_fleet_conf, member)
+#define CROWDSEC(member) FIELD(FG_IN_CROWDSEC, struct fg_crowdsec_conf, member)
 #define RECORD(member)                                                                             \
 	.record = offsetof(struct fg_runtime, member),                                             \
 	.record_size = sizeof(((struct fg_runtime *)0)->member)
@@ -72,6 +73,21 @@ static const char *const down_names[] = {"local", "closed", NULL};
 static const __u8 down_values[] = {FG_REDIS_DOWN_LOCAL, FG_REDIS_DOWN_CLOSED};
 static const struct fg_choice redis_downs = {down_names, down_values};
 
+static const char *const crowdsec_scope_names[] = {"ip", "range", NULL};
+static const __u8 crowdsec_scope_values[] = {FG_CROWDSEC_SCOPE_IP, FG_CROWDSEC_SCOPE_RANGE};
+static const struct fg_choice crowdsec_scopes = {crowdsec_scope_names, crowdsec_scope_values};
+
+#define ORIGIN_NAME(name, text) text,
+#define ORIGIN_BIT(name, text)	(1U << FG_CROWDSEC_ORIGIN_##name),
+static const char *const crowdsec_origin_names[] = {FG_CROWDSEC_ORIGINS(ORIGIN_NAME) NULL};
+static const __u8 crowdsec_origin_values[] = {FG_CROWDSEC_ORIGINS(ORIGIN_BIT)};
+static const struct fg_choice crowdsec_origins = {crowdsec_origin_names, crowdsec_origin_values};
+_Static_assert(FG_CROWDSEC_ORIGIN_COUNT <= 8, "origin bits fit the choice values (__u8)");
+
+/* Where the line of a secret's key is kept, for its check (handlers.h). */
+static const size_t fleet_secret_line = offsetof(struct fg_fleet_conf, password_file_line);
+static const size_t crowdsec_secret_line = offsetof(struct fg_crowdsec_conf, api_key_file_line);
+
 /* --- bounds ---------------------------------------------------------------- */
 
 static const struct fg_uint_range max_sources = {1, MAX_SOURCES_LIMIT};
@@ -105,6 +121,11 @@ static const struct fg_duration_range fleet_max_ban = {
 	.min_ns = 1000000000ULL,
 	.max_ns = FG_FLEET_MAX_BAN_NS,
 	.expected = "a duration of 1s..30d such as 24h",
+};
+static const struct fg_duration_range crowdsec_interval = {
+	.min_ns = FG_CROWDSEC_MIN_INTERVAL,
+	.max_ns = FG_CROWDSEC_MAX_INTERVAL,
+	.expected = "a duration of 100ms..1h such as 10s",
 };
 
 /* --- what a reload cannot change ------------------------------------------- */
@@ -220,7 +241,7 @@ const struct fg_key fg_keys[] = {
 
 	/* [fleet] AUTH: the file is trust-checked by fg_config_read; user
 	 * needs password_file (config/validate.c). */
-	{"password_file", FLEET(password_file), .type = &fg_type_secret,
+	{"password_file", FLEET(password_file), .type = &fg_type_secret, .arg = &fleet_secret_line,
 	 .example = "/etc/floodgate/redis.pass"},
 	{"user", FLEET(user), .type = &fg_type_key_prefix, .example = "floodgate",
 	 .example_needs = "password_file = /etc/floodgate/redis.pass"},
@@ -231,6 +252,23 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "32", .example = "48"},
 	{"max_ban", FLEET(max_ban_ns), .type = &fg_type_duration, .arg = &fleet_max_ban,
 	 .default_value = "24h", .example = "1h"},
+
+	/* [crowdsec] (README, "CrowdSec"); required: url and api_key_file
+	 * (config/validate.c), whose file is trust-checked by fg_config_read. */
+	{"url", CROWDSEC(url), .type = &fg_type_url, .example = "http://127.0.0.1:8080/"},
+	{"api_key_file", CROWDSEC(api_key_file), .type = &fg_type_secret,
+	 .arg = &crowdsec_secret_line, .example = "/etc/floodgate/crowdsec.key"},
+	{"interval", CROWDSEC(interval_ns), .type = &fg_type_duration, .arg = &crowdsec_interval,
+	 .default_value = "10s", .example = "1s"},
+	{"scopes", CROWDSEC(scopes), .type = &fg_type_flags, .arg = &crowdsec_scopes,
+	 .default_value = "ip, range", .example = "ip"},
+	/* Default: every origin. */
+	{"origins", CROWDSEC(origins), .type = &fg_type_flags, .arg = &crowdsec_origins,
+	 .example = "crowdsec, cscli"},
+	{"min_ban_prefix", CROWDSEC(min_ban_prefix), .type = &fg_type_uint, .arg = &ban_prefix4,
+	 .default_value = "16", .example = "24"},
+	{"min_ban_prefix6", CROWDSEC(min_ban_prefix6), .type = &fg_type_uint, .arg = &ban_prefix6,
+	 .default_value = "32", .example = "48"},
 };
 
 const size_t fg_key_count = ARRAY_SIZE(fg_keys);

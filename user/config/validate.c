@@ -36,6 +36,26 @@ static int policy_line_or_header(const struct fg_parser *p, const char *name)
 	return line ? line : p->pol->line;
 }
 
+int fg_cfg_check_crowdsec(struct fg_parser *p)
+{
+	const struct fg_crowdsec_conf *cs = &p->cfg->crowdsec;
+
+	if (!cs->enabled)
+		return 0;
+	if (!cs->url[0])
+		return fg_cfg_fail(p, cs->line,
+				   "[crowdsec] has no url (expected url = the Local API's, such "
+				   "as http://127.0.0.1:8080/)");
+	if (!cs->api_key_file[0])
+		return fg_cfg_fail(p, cs->line,
+				   "[crowdsec] has no api_key_file (expected api_key_file = PATH, "
+				   "the file holding the key of 'cscli bouncers add floodgate')");
+	if (!cs->scopes)
+		return fg_cfg_fail(p, key_line(p, FG_IN_CROWDSEC, "scopes"),
+				   "scopes names no scope (expected ip, range or both)");
+	return 0;
+}
+
 /* What needs the whole file: [fleet] and the policies that use it. */
 int fg_cfg_check_fleet(struct fg_parser *p)
 {

@@ -12,4 +12,7 @@ int fg_cfg_finish_policy(struct fg_parser *p);
 /* The file has ended: [fleet] and the policies of scope = fleet. */
 int fg_cfg_check_fleet(struct fg_parser *p);
 
+/* The file has ended: [crowdsec] has its url and api_key_file. */
+int fg_cfg_check_crowdsec(struct fg_parser *p);
+
 #endif /* FG_CONFIG_VALIDATE_H */

@@ -112,7 +112,7 @@ static void ban_count_add(const struct fg_pinned *pinned, size_t field, __s64 de
  * outside): it leaves the policies' share too. */
 static void policy_ban_gone(const struct fg_pinned *pinned, const struct fg_ban *was)
 {
-	if (fg_ban_of_policy(was->policy_id))
+	if (fg_ban_by_policy(was->policy_id))
 		ban_count_add(pinned, offsetof(struct fg_ban_count, policy_bans), -1);
 }
 
@@ -264,7 +264,7 @@ static int tally_ban(const void *key, void *ctx)
 	if (bpf_map_lookup_elem(t->fd, key, &ban))
 		return 0;
 	if (ban.expires_ns > t->now) {
-		t->by_policy += fg_ban_of_policy(ban.policy_id);
+		t->by_policy += fg_ban_by_policy(ban.policy_id);
 		return 0;
 	}
 	if (t->n_ended == t->cap) {

@@ -34,6 +34,7 @@
 #include "policy/readback.h"
 #include "service/addrwatch.h"
 #include "service/daemon.h"
+#include "service/crowdsec.h"
 #include "service/fleet.h"
 #include "service/metrics.h"
 
@@ -220,27 +221,39 @@ static int load_or_adopt(const struct fg_run_opts *opts, struct fg_err *err)
 	return load(opts, err);
 }
 
-/* Starts the fleet sync when the config has a [fleet] section; *fleet
- * stays NULL otherwise. The config has been checked by the load or
- * reload that precedes this. */
-static void start_fleet(const struct fg_run_opts *opts, struct fg_fleet **fleet)
+/* Starts the fleet sync when the config has a [fleet] section, and the
+ * CrowdSec bouncer when it has a [crowdsec] one; each stays NULL
+ * otherwise. The config has been checked by the load or reload that
+ * precedes this. */
+static void start_syncs(const struct fg_run_opts *opts, struct fg_fleet **fleet,
+			struct fg_crowdsec **crowdsec)
 {
 	struct fg_config *cfg = malloc(sizeof(*cfg));
 	struct fg_err why;
 	int err;
 
 	*fleet = NULL;
+	*crowdsec = NULL;
 	/* Read as trusted, like every config: the name may point elsewhere by now. */
-	if (!cfg || !opts->config_path || fg_config_read(opts->config_path, cfg, &why) ||
-	    !cfg->fleet.enabled) {
+	if (!cfg || !opts->config_path || fg_config_read(opts->config_path, cfg, &why)) {
 		free(cfg);
 		return;
 	}
-	err = fg_fleet_start(opts->ifname, &cfg->fleet, fleet);
+	err = cfg->fleet.enabled ? fg_fleet_start(opts->ifname, &cfg->fleet, fleet) : 0;
 	if (err)
 		pr_warn("Error: cannot start the fleet sync on %s: %s (the local limits hold)\n",
 			opts->ifname, strerror(-err));
+	err = cfg->crowdsec.enabled ? fg_crowdsec_start(opts->ifname, &cfg->crowdsec, crowdsec) : 0;
+	if (err)
+		pr_warn("Error: cannot start the CrowdSec bouncer on %s: %s\n", opts->ifname,
+			strerror(-err));
 	free(cfg);
+}
+
+static void stop_syncs(struct fg_fleet *fleet, struct fg_crowdsec *crowdsec)
+{
+	fg_fleet_stop(fleet);
+	fg_crowdsec_stop(crowdsec);
 }
 
 static bool still_loaded(const char *ifname)
@@ -279,7 +292,8 @@ static int wait_signal(int sig_fd, struct fg_addr_watch *addrs, int timeout_ms)
  * reload that fails leaves the running policy, and the service, as they
  * were. */
 static enum fg_run_end serve(const struct fg_run_opts *opts, int sig_fd,
-			     struct fg_addr_watch *addrs, struct fg_fleet **fleet)
+			     struct fg_addr_watch *addrs, struct fg_fleet **fleet,
+			     struct fg_crowdsec **crowdsec)
 {
 	uint64_t poll_ns = POLL_NS, watchdog_usec = 0;
 
@@ -296,9 +310,9 @@ static enum fg_run_end serve(const struct fg_run_opts *opts, int sig_fd,
 		if (sig == SIGHUP) {
 			sd_notify(0, "RELOADING=1");
 			if (!reload(opts, &err)) {
-				/* [fleet] may have changed with the rest. */
-				fg_fleet_stop(*fleet);
-				start_fleet(opts, fleet);
+				/* [fleet] and [crowdsec] may have changed with the rest. */
+				stop_syncs(*fleet, *crowdsec);
+				start_syncs(opts, fleet, crowdsec);
 			}
 			sd_notifyf(0, "READY=1\nSTATUS=enforcing on %s", opts->ifname);
 		}
@@ -331,6 +345,7 @@ int fg_run(const struct fg_run_opts *opts, struct fg_err *err)
 	struct fg_metrics *metrics = NULL;
 	struct fg_addr_watch *addrs = NULL;
 	struct fg_fleet *fleet = NULL;
+	struct fg_crowdsec *crowdsec = NULL;
 	struct fg_err watch_err = {0};
 	enum fg_run_end end;
 	sigset_t signals;
@@ -361,12 +376,12 @@ int fg_run(const struct fg_run_opts *opts, struct fg_err *err)
 	sd_notifyf(0, "READY=1\nSTATUS=enforcing on %s\nMAINPID=%lu", opts->ifname,
 		   (unsigned long)getpid());
 
-	start_fleet(opts, &fleet);
-	end = serve(opts, sig_fd, addrs, &fleet);
+	start_syncs(opts, &fleet, &crowdsec);
+	end = serve(opts, sig_fd, addrs, &fleet, &crowdsec);
 	sd_notify(0, "STOPPING=1");
 	close(sig_fd);
 	fg_addr_watch_stop(addrs);
-	fg_fleet_stop(fleet);
+	stop_syncs(fleet, crowdsec);
 	fg_metrics_stop(metrics);
 	if (end == FG_RUN_UNLOADED)
 		return 0; /* an explicit `floodgate unload` is a clean end */

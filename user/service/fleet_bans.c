@@ -109,7 +109,8 @@ static int walk_ban(const void *key, const void *value, void *ctx)
 	struct fleet_bans *b = &w->f->bans;
 	struct fleet_entry *e;
 
-	if (ban->expires_ns <= w->now)
+	/* CrowdSec's bans are shared by its Local API, not published. */
+	if (ban->expires_ns <= w->now || FG_IS_CROWDSEC_BAN_ID(ban->policy_id))
 		return 0;
 	if (ban->policy_id == FG_FLEET_BAN_POLICY_ID)
 		return walk_copy(w, key, ban);
@@ -412,7 +413,8 @@ static int find_unpublished(const void *key, const void *value, void *ctx)
 
 	if (++w->seen > BAN_POLL_MAX)
 		return 1;
-	if (ban->expires_ns <= w->now || ban->policy_id == FG_FLEET_BAN_POLICY_ID)
+	if (ban->expires_ns <= w->now || ban->policy_id == FG_FLEET_BAN_POLICY_ID ||
+	    FG_IS_CROWDSEC_BAN_ID(ban->policy_id))
 		return 0;
 	e = fg_fleet_table_find(&w->f->bans.published, key);
 	w->found = !e || e->expires_ns != ban->expires_ns;

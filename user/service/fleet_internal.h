@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "config/values.h"
 #include "maps/pinned.h"
+#include "ops/banguard.h"
 
 #define MAX_BACKOFF_NS (5ULL * FG_NS_PER_S)
 #define MAX_TIMEOUT_NS FG_NS_PER_S
@@ -84,13 +85,6 @@ struct fleet_entry *fg_fleet_table_add(struct fleet_table *t, const struct fg_sr
 void fg_fleet_table_remove(struct fleet_table *t, struct fleet_entry *e);
 void fg_fleet_table_free(struct fleet_table *t);
 
-/* A prefix floodgate never lets the fleet ban: an [allow] entry or one of
- * the host's own addresses. */
-struct fleet_prefix {
-	__u8 family, len, own;
-	__u8 addr[16];
-};
-
 /* What the fleet's bans half keeps between syncs. */
 struct fleet_bans {
 	struct fleet_table published, copies;
@@ -103,10 +97,8 @@ struct fleet_bans {
 	char cursor[32];      /* the full pull's ZSCAN cursor; "" = none running */
 	unsigned int pending; /* replies the bans commands await: pushes */
 	bool pull_pending, scan_pending;
-	struct fleet_prefix *protected; /* sorted (fleet_checks.c) */
-	size_t n_protected;
-	__u64 protected_ns;  /* when read */
-	__u64 log_window_ns; /* refusals logged in the current window */
+	struct fg_ban_guard guard; /* what a ban from Redis may not be (fleet_checks.c) */
+	__u64 log_window_ns;	   /* refusals logged in the current window */
 	unsigned int logged, unlogged;
 	bool warned_full; /* `bans` was full this sync (logged) */
 	bool dirty;	  /* the state file is out of date */

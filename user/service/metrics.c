@@ -33,6 +33,7 @@
 #include "maps/loaded.h"
 #include "maps/pinned.h"
 #include "service/counter_floor.h"
+#include "service/crowdsec.h"
 #include "service/metrics.h"
 
 /* The text is made at most this often; scrapes in between get a copy. */
@@ -373,6 +374,20 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 	return 0;
 }
 
+/* The CrowdSec bouncer's state, when this process runs one or did. */
+static void render_crowdsec(FILE *out, const char *ifname)
+{
+	struct fg_crowdsec_stats st;
+
+	if (!fg_crowdsec_stats_read(&st))
+		return;
+#define RENDER_CROWDSEC(field, metric, type, help)                                                 \
+	family(out, metric, type, help);                                                           \
+	interface_sample(out, metric, ifname, st.field);
+	FG_CROWDSEC_STATS(RENDER_CROWDSEC)
+#undef RENDER_CROWDSEC
+}
+
 int fg_metrics_render(const char *ifname, struct fg_counter_floors *floors, FILE *out)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
@@ -404,6 +419,8 @@ int fg_metrics_render(const char *ifname, struct fg_counter_floors *floors, FILE
 		err = render_tables(out, ifname, &pinned);
 	if (!err)
 		err = render_fleet(out, ifname, &pinned);
+	if (!err)
+		render_crowdsec(out, ifname);
 out:
 	fg_pinned_close(&pinned);
 	free(set);

@@ -25,7 +25,8 @@ struct ban_walk {
 static void describe(const struct fg_src_lpm_key *key, const struct fg_ban *ban,
 		     const struct fg_policy_set *set, __u64 now, struct fg_ban_entry *e)
 {
-	const struct fg_policy *p = ban->policy_id ? fg_policy_by_id(set, ban->policy_id) : NULL;
+	const struct fg_policy *p =
+		fg_ban_by_policy(ban->policy_id) ? fg_policy_by_id(set, ban->policy_id) : NULL;
 	char addr[INET6_ADDRSTRLEN];
 
 	inet_ntop(key->family == FG_FAMILY_IPV4 ? AF_INET : AF_INET6, key->addr, addr,
@@ -41,6 +42,12 @@ static void describe(const struct fg_src_lpm_key *key, const struct fg_ban *ban,
 	e->strikes = ban->strikes;
 	e->by_hand = !ban->policy_id;
 	e->policy = p ? p->name : NULL;
+	e->origin[0] = '\0';
+	if (FG_IS_CROWDSEC_BAN_ID(ban->policy_id))
+		snprintf(e->origin, sizeof(e->origin), "crowdsec:%s",
+			 fg_crowdsec_origin_name(ban->policy_id - FG_CROWDSEC_BAN_ID_FIRST));
+	else if (ban->policy_id == FG_FLEET_BAN_POLICY_ID)
+		snprintf(e->origin, sizeof(e->origin), "fleet");
 }
 
 static int add_entry(const void *key, void *ctx)

@@ -25,6 +25,9 @@ struct fg_ban_entry {
 	__u32 strikes;
 	bool by_hand;	    /* `floodgate ban`, not action = ban */
 	const char *policy; /* the banning policy; NULL by hand or when removed */
+	/* Where a ban no policy made came from: "fleet", "crowdsec:ORIGIN"
+	 * (the origin of its CrowdSec decision); "" otherwise. */
+	char origin[24];
 };
 
 struct fg_ban_list {
