@@ -17,6 +17,8 @@
 #define FG_MAX_PORT_RANGES  16	 /* per policy */
 #define FG_MAX_SRC_CIDRS    16	 /* per policy */
 #define FG_MAX_ACCESS_CIDRS 1024 /* in [allow], and in [deny] */
+#define FG_MAX_FEED_FILES   16	 /* file = PATH, in [allow], and in [deny] */
+#define FG_FEED_PATH_LEN    256
 
 /* Bounds beyond values.h's rate bounds; each key's bounds and default are
  * in its row of config/keys.c. */
@@ -105,6 +107,15 @@ struct fg_policy_conf {
 	__u8 scope;	      /* enum fg_scope */
 };
 
+/* The feed files of [allow] or [deny] (config/feedfile.h), read when the
+ * policy is compiled. */
+struct fg_feed_files {
+	unsigned int n;
+	char path[FG_MAX_FEED_FILES][FG_FEED_PATH_LEN];
+	int line[FG_MAX_FEED_FILES]; /* of each file = PATH */
+	bool skip_errors;	     /* file_errors = skip */
+};
+
 struct fg_config {
 	char interface[IF_NAMESIZE]; /* "" when not set */
 	__u8 hook;		     /* enum fg_hook */
@@ -126,6 +137,8 @@ struct fg_config {
 	unsigned int n_deny; /* [deny] src = ... */
 	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
 	struct fg_fleet_conf fleet;
+	struct fg_feed_files allow_files; /* [allow] file = ... */
+	struct fg_feed_files deny_files;  /* [deny] file = ... */
 };
 
 /* max_sources_ipv6 when the config does not set it: a quarter of

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 
 #include "base/util.h"
+#include "config/feedfile.h"
 #include "config/handlers.h"
 #include "config/keys.h"
 #include "config/match.h"
@@ -224,6 +225,13 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "32", .example = "48"},
 	{"max_ban", FLEET(max_ban_ns), .type = &fg_type_duration, .arg = &fleet_max_ban,
 	 .default_value = "24h", .example = "1h"},
+
+	/* Feed files of [allow] and [deny] (config/feedfile.c), read when the
+	 * policy is compiled; file_errors applies to the section's files. */
+	{"file", .sections = FG_IN_ACCESS, .type = &fg_type_feed_file,
+	 .example = "/etc/floodgate/drop.netset", .repeatable = true},
+	{"file_errors", .sections = FG_IN_ACCESS, .type = &fg_type_file_errors,
+	 .default_value = "fail", .example = "skip"},
 };
 
 const size_t fg_key_count = ARRAY_SIZE(fg_keys);
