@@ -36,7 +36,7 @@ FG_PROG_TEST_WITH(test_live_reload_keeps_state, policies)
 	assert_int_equal(xdp_passed(skel, T0, &a, 3), 0);
 	assert_int_equal(policy_stats(skel, FG_MAX_POLICIES + 1).matched_packets, 8 + 3);
 	free(cfg);
-	free(compiled);
+	fg_compiled_free(compiled);
 }
 
 /* The set `text` compiles to, for fg_pinned_reclaim_state(). */
@@ -49,7 +49,7 @@ static void compile_set(const char *text, struct fg_policy_set *set)
 	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);
 	*set = compiled->set;
 	free(cfg);
-	free(compiled);
+	fg_compiled_free(compiled);
 }
 
 /* What a reload keeps and reclaims: the state of a policy that keeps its

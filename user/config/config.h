@@ -139,6 +139,9 @@ struct fg_config {
 	struct fg_fleet_conf fleet;
 	struct fg_feed_files allow_files; /* [allow] file = ... */
 	struct fg_feed_files deny_files;  /* [deny] file = ... */
+	/* The prefixes of both lists, feed files included: set when the
+	 * policy is compiled (ops/steps.c); it sizes `access_lists` at load. */
+	__u32 access_prefixes;
 };
 
 /* max_sources_ipv6 when the config does not set it: a quarter of

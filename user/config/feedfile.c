@@ -64,9 +64,11 @@ enum fg_feed_line fg_feed_parse_line(const char *line, size_t len, struct fg_cid
 		clear_host_bits(out);
 		return FG_FEED_HOST_BITS;
 	case FG_PREFIX_RANGE:
+		*why = out->family == FG_FAMILY_IPV4 ? "prefix length past /32"
+						     : "prefix length past /128";
+		return FG_FEED_BAD;
 	case FG_BAD_PREFIX:
-		*why = out->family == FG_FAMILY_IPV4 ? "bad prefix length (expected /0../32)"
-						     : "bad prefix length (expected /0../128)";
+		*why = "the prefix length is not a number";
 		return FG_FEED_BAD;
 	default:
 		*why = "not an IPv4 or IPv6 address";
@@ -146,7 +148,7 @@ int fg_feed_read_stream(const char *name, FILE *f, bool skip_errors, struct fg_f
 			shown_line(buf, (size_t)len, shown, sizeof(shown));
 			return fg_fail_at(err, FG_ERR_CONFIG,
 					  "%s:%lu: bad line '%s%s': %s (expected one address or "
-					  "CIDR a line; or file_errors = skip)",
+					  "CIDR a line; file_errors = skip skips bad lines)",
 					  name, line_no, shown, too_long ? "..." : "", why);
 		}
 		list->normalised += kind == FG_FEED_HOST_BITS;

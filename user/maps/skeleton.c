@@ -8,6 +8,7 @@
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
+#include "policy/access.h"
 
 /* Sizes every table row that the config sizes; the pinned ones keep the
  * size they were created with when a second open reuses them. */
@@ -26,6 +27,10 @@ static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
 		if (map)
 			bpf_map__set_max_entries(map, row->entries(cfg));
 	}
+	/* Both slots of the [allow]/[deny] lists the config's files hold,
+	 * with headroom: the same size in every open of one load. */
+	bpf_map__set_max_entries(skel->maps.access_lists,
+				 fg_access_lists_entries(cfg->access_prefixes));
 	/* The benchmark's key sets and the tests' small tables are IPv4: the
 	 * size goes to sources4. A map kind is measured on both tables, so
 	 * IPv6 sources meet the same kind of map. */
@@ -93,7 +98,7 @@ int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
 		err = fg_policy_write_slot(maps, slot, compiled);
 	if (!err)
 		err = fg_policy_activate(maps, slot);
-	free(own);
+	fg_compiled_free(own);
 	return err;
 }
 

@@ -76,6 +76,40 @@ static int check_ipv6_table(const struct fg_pinned *pinned, const char *path,
 			  FG_MIN_SOURCES_IPV6);
 }
 
+/* The new lists are written beside those in force, which stay until the
+ * flip: both must fit in the room the load made. Refused before anything
+ * is written, with the way to grow it. */
+static int check_access_room(const struct fg_pinned *pinned, const char *ifname, const char *path,
+			     const struct fg_compiled *compiled, struct fg_err *err)
+{
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	__u32 active = pinned->rt.active_slot, len = sizeof(struct bpf_map_info), in_force;
+	struct bpf_map_info info = {};
+	__u64 need;
+
+	if (!set)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the policy in force");
+	if (bpf_map_lookup_elem(pinned->maps.policy_sets, &active, set) ||
+	    bpf_obj_get_info_by_fd(pinned->maps.access_lists, &info, &len)) {
+		free(set);
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot inspect the pinned lists: %s",
+			       strerror(errno));
+	}
+	in_force = set->access_prefixes;
+	free(set);
+	need = (__u64)in_force + compiled->n_access;
+	if (need <= info.max_entries)
+		return 0;
+	return fg_fail_at(err, FG_ERR_CONFIG,
+			  "%s: the [allow] and [deny] lists hold %u prefixes; beside the %u in "
+			  "force until the switch they need %llu entries of `access_lists`, which "
+			  "the load sized for %u (twice its lists, plus a quarter); nothing was "
+			  "changed. Grow it: floodgate unload %s && floodgate load %s -c %s",
+			  path ? path : "<default>", compiled->n_access, in_force,
+			  (unsigned long long)need, info.max_entries, ifname, ifname,
+			  path ? path : "CONFIG");
+}
+
 /* A reload into pins no program uses would report a change nothing
  * enforces: refuse it. */
 static int check_program_runs(const char *ifname, struct fg_err *err)
@@ -118,6 +152,18 @@ static void reclaim_state(const char *ifname, const struct fg_pinned *pinned,
 		pr_info("reclaimed %ld entries of removed or reset policies\n", reclaimed);
 }
 
+/* After the flip no packet reads the old slot's lists: they go, so that
+ * the next reload has the room. */
+static void reclaim_lists(const struct fg_pinned *pinned, __u32 old_slot)
+{
+	long reclaimed = fg_policy_reclaim_access(&pinned->maps, old_slot);
+
+	if (reclaimed < 0)
+		pr_warn("Warning: the new lists are active, but the old ones were not all "
+			"deleted (the next reload deletes them first): %s\n",
+			strerror((int)-reclaimed));
+}
+
 /* Writes the new policy into the idle slot, carries the counters, flips
  * the slot, then reclaims. */
 static int push_reload(const char *ifname, struct fg_pinned *pinned,
@@ -138,6 +184,8 @@ static int push_reload(const char *ifname, struct fg_pinned *pinned,
 		ret = fg_policy_activate(&pinned->maps, next_slot);
 	if (!ret)
 		reclaim_state(ifname, pinned, old, &compiled->set);
+	if (!ret)
+		reclaim_lists(pinned, old_slot);
 	free(old);
 	if (ret)
 		return fg_fail(err, FG_ERR_SYSTEM, "cannot write the new policy: %s",
@@ -156,7 +204,7 @@ static void refresh_own_addrs(const char *pin_dir)
 }
 
 /* The checks and the push, on the pins of this build's layout. */
-static int reload_loaded(const char *ifname, const char *path, const struct fg_config *cfg,
+static int reload_loaded(const char *ifname, const char *path, struct fg_config *cfg,
 			 struct fg_compiled **compiled, struct fg_err *err)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
@@ -169,6 +217,7 @@ static int reload_loaded(const char *ifname, const char *path, const struct fg_c
 	if (check_ipv6_table(&pinned, path, cfg, err) || check_maps_fit(&pinned, path, cfg, err))
 		goto out;
 	if (fg_step_compile(cfg, path, !pinned.rt.active_slot, compiled, err) ||
+	    check_access_room(&pinned, ifname, path, *compiled, err) ||
 	    fg_host_check_peers(ifname, path, cfg, *compiled, err))
 		goto out;
 	ret = push_reload(ifname, &pinned, *compiled, err);
@@ -211,7 +260,7 @@ int fg_reload(const char *ifname, const char *config_path, struct fg_reload_resu
 out:
 	if (lock_fd >= 0)
 		close(lock_fd);
-	free(compiled);
+	fg_compiled_free(compiled);
 	free(cfg);
 	return ret;
 }

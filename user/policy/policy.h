@@ -8,6 +8,7 @@
 #define FG_POLICY_H
 
 #include "config/config.h"
+#include "config/feedfile.h"
 
 /* Stable policy id: 32-bit FNV-1a of the name. */
 __u32 fg_policy_id(const char *name);
@@ -25,9 +26,12 @@ struct fg_compiled {
 	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
 	struct fg_budget budget;       /* per CPU; tat_ns is 0 */
 	struct fg_budget event_budget; /* per CPU; interval_fp 0 = events off */
+	/* The [allow]/[deny] prefixes, one entry a prefix (policy/access.c),
+	 * on the heap: feed files make them millions. */
 	unsigned int n_access;
-	struct fg_src_lpm_key access_key[2 * FG_MAX_ACCESS_CIDRS];
-	__u32 access_value[2 * FG_MAX_ACCESS_CIDRS];
+	unsigned int n_allow; /* of n_access */
+	struct fg_src_lpm_key *access_key;
+	__u32 *access_value;
 };
 
 /* The map fds the compiled tables go into. */
@@ -49,8 +53,15 @@ struct fg_policy_maps {
 int fg_online_cpus(void);
 
 /* Fills `out` for `slot`. Returns 0 or -E2BIG when the source prefixes do not
- * fit in the trie. */
+ * fit in the trie. Release it with fg_compiled_free. */
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out);
+
+/* The same, with the prefixes of the feed files read into `feeds`. */
+int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
+			    struct fg_compiled *out);
+
+/* Frees a compiled policy from malloc and what it holds (NULL: nothing). */
+void fg_compiled_free(struct fg_compiled *compiled);
 
 /* Writes `compiled` into `slot` of the maps: the set, the port masks, the
  * trie entries (replacing the slot's old ones) and zeroed counters. Does not
@@ -61,6 +72,10 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 /* Copies each policy's counters from `from_slot` to the policy of the same
  * name in `to_slot` so that a reload keeps the totals. */
 int fg_policy_carry_stats(const struct fg_policy_maps *maps, __u32 from_slot, __u32 to_slot);
+
+/* After the flip: deletes the [allow]/[deny] prefixes of `slot`, the old
+ * one, by batch. Returns how many, or a negative errno. */
+long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot);
 
 /* Makes `slot` the one the datapath reads, in one map update. */
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot);

@@ -461,7 +461,7 @@ out:
 	floodgate_bpf__destroy(skel);
 	if (pcap)
 		pcap_close(pcap);
-	free(compiled);
+	fg_compiled_free(compiled);
 	free(cfg);
 	return ret;
 }

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The [allow]/[deny] lists in `access_lists` (see access.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "policy/access.h"
+#include "policy/policy.h"
+
+/* Entries read a system call when a slot is cleared. */
+#define CLEAR_CHUNK 65536
+
+__u32 fg_access_lists_entries(__u32 prefixes)
+{
+	__u64 room = 2 * ((__u64)prefixes + prefixes / 4);
+
+	return room > FG_MAX_ACCESS_PREFIXES ? (__u32)room : FG_MAX_ACCESS_PREFIXES;
+}
+
+struct access_entry {
+	struct fg_src_lpm_key key;
+	__u32 access; /* FG_ACCESS_ALLOW < FG_ACCESS_DENY: allow sorts first */
+};
+
+/* Any total order that groups equal keys, allow first. */
+static int compare_entries(const void *a, const void *b)
+{
+	const struct access_entry *x = a, *y = b;
+	int order = memcmp(&x->key, &y->key, sizeof(x->key));
+
+	if (order)
+		return order;
+	return (x->access > y->access) - (x->access < y->access);
+}
+
+static void add_cidrs(struct access_entry *entries, size_t *n, const struct fg_cidr *cidrs,
+		      size_t count, __u32 slot, __u32 access)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		struct access_entry *e = &entries[(*n)++];
+
+		memset(e, 0, sizeof(*e));
+		e->key.prefixlen = FG_SRC_LPM_HEADER_BITS + cidrs[i].prefix_len;
+		e->key.slot = slot;
+		e->key.family = cidrs[i].family;
+		memcpy(e->key.addr, cidrs[i].addr, 16);
+		e->access = access;
+	}
+}
+
+/* Sorted, one entry a prefix (the first, allow, of equal ones), split into
+ * the key and value arrays a batch update takes. */
+static int keep_unique(struct access_entry *entries, size_t n, struct fg_compiled *out)
+{
+	size_t i, kept = 0;
+
+	qsort(entries, n, sizeof(*entries), compare_entries);
+	out->access_key = malloc((n ? n : 1) * sizeof(*out->access_key));
+	out->access_value = malloc((n ? n : 1) * sizeof(*out->access_value));
+	if (!out->access_key || !out->access_value)
+		return -ENOMEM;
+	out->n_allow = 0;
+	for (i = 0; i < n; i++) {
+		if (kept &&
+		    !memcmp(&out->access_key[kept - 1], &entries[i].key, sizeof(entries[i].key)))
+			continue;
+		out->access_key[kept] = entries[i].key;
+		out->access_value[kept++] = entries[i].access;
+		out->n_allow += entries[i].access == FG_ACCESS_ALLOW;
+	}
+	out->n_access = (unsigned int)kept;
+	return 0;
+}
+
+int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
+		      struct fg_compiled *out)
+{
+	size_t n = cfg->n_allow + cfg->n_deny, used = 0;
+	struct access_entry *entries;
+	int ret;
+
+	if (feeds)
+		n += feeds->allow.n + feeds->deny.n;
+	out->access_key = NULL;
+	out->access_value = NULL;
+	out->n_access = out->n_allow = 0;
+	entries = malloc((n ? n : 1) * sizeof(*entries));
+	if (!entries)
+		return -ENOMEM;
+	add_cidrs(entries, &used, cfg->allow, cfg->n_allow, slot, FG_ACCESS_ALLOW);
+	add_cidrs(entries, &used, cfg->deny, cfg->n_deny, slot, FG_ACCESS_DENY);
+	if (feeds) {
+		add_cidrs(entries, &used, feeds->allow.cidrs, feeds->allow.n, slot,
+			  FG_ACCESS_ALLOW);
+		add_cidrs(entries, &used, feeds->deny.cidrs, feeds->deny.n, slot, FG_ACCESS_DENY);
+	}
+	ret = keep_unique(entries, used, out);
+	free(entries);
+	return ret;
+}
+
+long fg_access_clear_slot(int fd, __u32 slot)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct fg_src_lpm_key *keys = malloc(CLEAR_CHUNK * sizeof(*keys)), *doomed = NULL, cursor;
+	__u32 *values = malloc(CLEAR_CHUNK * sizeof(*values));
+	size_t n_doomed = 0, cap = 0;
+	void *in = NULL;
+	long ret = 0;
+
+	/* Collected first, deleted after: a delete in the walk restarts it. */
+	while (keys && values) {
+		__u32 count = CLEAR_CHUNK, i;
+		int err = bpf_map_lookup_batch(fd, in, &cursor, keys, values, &count, &opts);
+
+		if (err && err != -ENOENT) {
+			ret = err;
+			break;
+		}
+		for (i = 0; i < count; i++) {
+			if (keys[i].slot != slot)
+				continue;
+			if (n_doomed == cap) {
+				struct fg_src_lpm_key *bigger;
+
+				cap = cap ? cap * 2 : CLEAR_CHUNK;
+				bigger = realloc(doomed, cap * sizeof(*doomed));
+				if (!bigger) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				doomed = bigger;
+			}
+			doomed[n_doomed++] = keys[i];
+		}
+		if (err) /* -ENOENT: the last chunk */
+			break;
+		in = &cursor;
+	}
+	if (!keys || !values)
+		ret = -ENOMEM;
+	if (!ret && n_doomed) {
+		__u32 count = (__u32)n_doomed;
+
+		if (bpf_map_delete_batch(fd, doomed, &count, &opts))
+			ret = -errno;
+	}
+	if (!ret)
+		ret = (long)n_doomed;
+out:
+	free(keys);
+	free(values);
+	free(doomed);
+	return ret;
+}
+
+int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u32 leftover)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = compiled->n_access;
+	long cleared;
+
+	if (leftover) {
+		cleared = fg_access_clear_slot(fd, slot);
+		if (cleared < 0)
+			return (int)cleared;
+	}
+	if (!count)
+		return 0;
+	if (bpf_map_update_batch(fd, compiled->access_key, compiled->access_value, &count, &opts))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The [allow]/[deny] lists in `access_lists`: compiled from the config's
+ * inline prefixes and its feed files into one sorted run per slot (one
+ * entry a prefix; on the very same prefix in both lists, allow wins),
+ * written by batch into the idle slot and reclaimed from the old slot after
+ * the flip. The trie is sized at load for both slots with headroom.
+ */
+#ifndef FG_POLICY_ACCESS_H
+#define FG_POLICY_ACCESS_H
+
+#include <linux/types.h>
+
+#include "config/config.h"
+#include "config/feedfile.h"
+
+struct fg_compiled;
+
+/* The size of `access_lists` for lists of `prefixes` prefixes: two slots
+ * (a reload writes the new lists beside the old ones), each with a
+ * quarter more than the load's lists as headroom, and never below
+ * FG_MAX_ACCESS_PREFIXES. */
+__u32 fg_access_lists_entries(__u32 prefixes);
+
+/* Compiles the inline lists of `cfg` and `feeds` (NULL: none) for `slot`
+ * into out->access_key/access_value (heap). Returns 0 or -ENOMEM. */
+int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
+		      struct fg_compiled *out);
+
+/* Writes the compiled lists into their slot by batch, after removing what
+ * an earlier, failed write left there (`leftover`: the slot's recorded
+ * count). Returns 0 or a negative errno. */
+int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u32 leftover);
+
+/* Deletes every entry of `slot` (after the flip, the old one): the number
+ * deleted, or a negative errno. */
+long fg_access_clear_slot(int fd, __u32 slot);
+
+#endif /* FG_POLICY_ACCESS_H */
