@@ -210,7 +210,7 @@ static __u64 switch_under_flood(bool in_place, int rounds)
 		assert_int_equal(fg_policy_write_slot(&pinned.maps, next, list[i % 2][next]), 0);
 		assert_int_equal(fg_policy_activate(&pinned.maps, next), 0);
 		if (next != active)
-			assert_true(fg_policy_reclaim_access(&pinned.maps, active) >= 0);
+			assert_true(fg_policy_reclaim_access(&pinned.maps, active, NULL) >= 0);
 		active = next;
 	}
 	stop = true;

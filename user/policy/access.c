@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The [allow]/[deny] lists in `access_lists` (see access.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -102,17 +103,38 @@ int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds,
 	return ret;
 }
 
-long fg_access_clear_slot(int fd, __u32 slot)
+static int keep_key(struct fg_access_keys *out, size_t *cap, const struct fg_src_lpm_key *key)
+{
+	if (out->n == *cap) {
+		size_t bigger_cap = *cap ? *cap * 2 : CLEAR_CHUNK;
+		struct fg_src_lpm_key *bigger = realloc(out->keys, bigger_cap * sizeof(*bigger));
+
+		if (!bigger)
+			return -ENOMEM;
+		out->keys = bigger;
+		*cap = bigger_cap;
+	}
+	out->keys[out->n++] = *key;
+	return 0;
+}
+
+/*
+ * The trie hands its keys out in post-order, and every key's first byte
+ * after the prefix length is its slot: all of slot 0 comes before any of
+ * slot 1. A walk for slot 0 stops at the first key of slot 1.
+ */
+int fg_access_collect_slot(int fd, __u32 slot, struct fg_access_keys *out)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct fg_src_lpm_key *keys = malloc(CLEAR_CHUNK * sizeof(*keys)), *doomed = NULL, cursor;
+	struct fg_src_lpm_key *keys = malloc(CLEAR_CHUNK * sizeof(*keys)), cursor;
 	__u32 *values = malloc(CLEAR_CHUNK * sizeof(*values));
-	size_t n_doomed = 0, cap = 0;
+	bool past = false;
 	void *in = NULL;
-	long ret = 0;
+	size_t cap = 0;
+	int ret = keys && values ? 0 : -ENOMEM;
 
-	/* Collected first, deleted after: a delete in the walk restarts it. */
-	while (keys && values) {
+	memset(out, 0, sizeof(*out));
+	while (!ret && !past) {
 		__u32 count = CLEAR_CHUNK, i;
 		int err = bpf_map_lookup_batch(fd, in, &cursor, keys, values, &count, &opts);
 
@@ -120,41 +142,49 @@ long fg_access_clear_slot(int fd, __u32 slot)
 			ret = err;
 			break;
 		}
-		for (i = 0; i < count; i++) {
-			if (keys[i].slot != slot)
-				continue;
-			if (n_doomed == cap) {
-				struct fg_src_lpm_key *bigger;
-
-				cap = cap ? cap * 2 : CLEAR_CHUNK;
-				bigger = realloc(doomed, cap * sizeof(*doomed));
-				if (!bigger) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				doomed = bigger;
-			}
-			doomed[n_doomed++] = keys[i];
+		for (i = 0; i < count && !ret; i++) {
+			past = past || keys[i].slot > slot;
+			if (keys[i].slot == slot)
+				ret = keep_key(out, &cap, &keys[i]);
 		}
 		if (err) /* -ENOENT: the last chunk */
 			break;
 		in = &cursor;
 	}
-	if (!keys || !values)
-		ret = -ENOMEM;
-	if (!ret && n_doomed) {
-		__u32 count = (__u32)n_doomed;
-
-		if (bpf_map_delete_batch(fd, doomed, &count, &opts))
-			ret = -errno;
-	}
-	if (!ret)
-		ret = (long)n_doomed;
-out:
 	free(keys);
 	free(values);
-	free(doomed);
+	if (ret)
+		fg_access_keys_free(out);
 	return ret;
+}
+
+int fg_access_delete(int fd, const struct fg_access_keys *keys)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 count = (__u32)keys->n;
+
+	if (keys->n && bpf_map_delete_batch(fd, keys->keys, &count, &opts))
+		return -errno;
+	return 0;
+}
+
+void fg_access_keys_free(struct fg_access_keys *keys)
+{
+	free(keys->keys);
+	memset(keys, 0, sizeof(*keys));
+}
+
+long fg_access_clear_slot(int fd, __u32 slot)
+{
+	struct fg_access_keys doomed;
+	int ret = fg_access_collect_slot(fd, slot, &doomed);
+	long n = (long)doomed.n;
+
+	/* Collected first, deleted after: a delete in the walk restarts it. */
+	if (!ret)
+		ret = fg_access_delete(fd, &doomed);
+	fg_access_keys_free(&doomed);
+	return ret ? ret : n;
 }
 
 int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u32 leftover)

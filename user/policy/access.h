@@ -32,8 +32,19 @@ int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds,
  * count). Returns 0 or a negative errno. */
 int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u32 leftover);
 
-/* Deletes every entry of `slot` (after the flip, the old one): the number
- * deleted, or a negative errno. */
+/* Deletes every entry of `slot`: the number deleted, or a negative errno. */
 long fg_access_clear_slot(int fd, __u32 slot);
+
+/* The keys of one slot, collected (heap). */
+struct fg_access_keys {
+	struct fg_src_lpm_key *keys;
+	size_t n;
+};
+
+/* Collects every key of `slot` into `out`: 0 or a negative errno. */
+int fg_access_collect_slot(int fd, __u32 slot, struct fg_access_keys *out);
+/* Deletes them by batch: 0 or a negative errno. */
+int fg_access_delete(int fd, const struct fg_access_keys *keys);
+void fg_access_keys_free(struct fg_access_keys *keys);
 
 #endif /* FG_POLICY_ACCESS_H */

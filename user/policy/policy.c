@@ -298,11 +298,19 @@ static int idle_access_prefixes(int sets_fd, __u32 slot, __u32 *count)
 	return err;
 }
 
-long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot)
+long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot,
+			      const struct fg_access_keys *keys)
 {
 	struct fg_policy_set *set = malloc(sizeof(*set));
-	long cleared = set ? fg_access_clear_slot(maps->access_lists, slot) : -ENOMEM;
+	long cleared = -ENOMEM;
 
+	if (set && keys) {
+		cleared = fg_access_delete(maps->access_lists, keys);
+		if (!cleared)
+			cleared = (long)keys->n;
+	} else if (set) {
+		cleared = fg_access_clear_slot(maps->access_lists, slot);
+	}
 	/* The slot's set records its lists as gone: the next write into it
 	 * need not look for them. */
 	if (cleared >= 0 && bpf_map_lookup_elem(maps->policy_sets, &slot, set) == 0) {

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "config/feedfile.h"
+#include "policy/access.h"
 
 /* Stable policy id: 32-bit FNV-1a of the name. */
 __u32 fg_policy_id(const char *name);
@@ -74,8 +75,11 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 int fg_policy_carry_stats(const struct fg_policy_maps *maps, __u32 from_slot, __u32 to_slot);
 
 /* After the flip: deletes the [allow]/[deny] prefixes of `slot`, the old
- * one, by batch. Returns how many, or a negative errno. */
-long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot);
+ * one, by batch: `keys` when they were collected before (a reload does it
+ * while it compiles), else the slot's, found by a walk. Returns how many,
+ * or a negative errno. */
+long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot,
+			      const struct fg_access_keys *keys);
 
 /* Makes `slot` the one the datapath reads, in one map update. */
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot);
