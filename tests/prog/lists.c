@@ -99,7 +99,7 @@ static struct floodgate_bpf *load_lists(struct fg_config *cfg, const struct fg_c
 	const struct fg_skel_opts opts = {.progs = FG_SKEL_EVERY_PROG, .test_clock = true};
 	struct floodgate_bpf *skel;
 
-	cfg->access_prefixes = compiled->n_access;
+	cfg->access_prefixes = compiled->access.n;
 	assert_int_equal(fg_skel_prepare(cfg, &opts, compiled, NULL, &skel), 0);
 	return skel;
 }
@@ -122,8 +122,8 @@ FG_PROG_TEST(test_feed_list_sized_at_load)
 
 	filler(&feeds.deny, 65536);
 	compiled = compiled_for(cfg, &feeds, 0);
-	assert_int_equal(compiled->n_access, 2 * 65536);
-	assert_int_equal(compiled->n_allow, 1);
+	assert_int_equal(compiled->access.n, 2 * 65536);
+	assert_int_equal(compiled->access.n_allow, 1);
 	skel = load_lists(cfg, compiled);
 	assert_int_equal(bpf_map__max_entries(skel->maps.access_lists),
 			 fg_access_lists_entries(2 * 65536));

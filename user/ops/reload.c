@@ -100,7 +100,7 @@ static int check_access_room(const struct fg_pinned *pinned, const char *ifname,
 	}
 	in_force = set->access_prefixes;
 	free(set);
-	need = (__u64)in_force + compiled->n_access;
+	need = (__u64)in_force + compiled->access.n;
 	if (need <= info.max_entries)
 		return 0;
 	return fg_fail_at(err, FG_ERR_CONFIG,
@@ -108,7 +108,7 @@ static int check_access_room(const struct fg_pinned *pinned, const char *ifname,
 			  "force until the switch they need %llu entries of `access_lists`, which "
 			  "the load sized for %u (twice its lists, plus a quarter); nothing was "
 			  "changed. Grow it: floodgate unload %s && floodgate load %s -c %s",
-			  path ? path : "<default>", compiled->n_access, in_force,
+			  path ? path : "<default>", compiled->access.n, in_force,
 			  (unsigned long long)need, info.max_entries, ifname, ifname,
 			  path ? path : "CONFIG");
 }

@@ -54,10 +54,10 @@ int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct 
 		return -1;
 	ret = fg_policy_compile_feeds(cfg, &feeds, slot, *out);
 	if (!ret) {
-		cfg->access_prefixes = (*out)->n_access;
-		report_feeds("allow", &cfg->allow_files, &feeds.allow, (*out)->n_allow);
+		cfg->access_prefixes = (*out)->access.n;
+		report_feeds("allow", &cfg->allow_files, &feeds.allow, (*out)->access.n_allow);
 		report_feeds("deny", &cfg->deny_files, &feeds.deny,
-			     (*out)->n_access - (*out)->n_allow);
+			     (*out)->access.n - (*out)->access.n_allow);
 	}
 	fg_feeds_free(&feeds);
 	if (ret == -ENOMEM)

@@ -7,7 +7,6 @@
 #include <bpf/bpf.h>
 
 #include "policy/access.h"
-#include "policy/policy.h"
 
 /* Entries read a system call when a slot is cleared. */
 #define CLEAR_CHUNK 65536
@@ -54,30 +53,29 @@ static void add_cidrs(struct access_entry *entries, size_t *n, const struct fg_c
 
 /* Sorted, one entry a prefix (the first, allow, of equal ones), split into
  * the key and value arrays a batch update takes. */
-static int keep_unique(struct access_entry *entries, size_t n, struct fg_compiled *out)
+static int keep_unique(struct access_entry *entries, size_t n, struct fg_access_list *out)
 {
 	size_t i, kept = 0;
 
 	qsort(entries, n, sizeof(*entries), compare_entries);
-	out->access_key = malloc((n ? n : 1) * sizeof(*out->access_key));
-	out->access_value = malloc((n ? n : 1) * sizeof(*out->access_value));
-	if (!out->access_key || !out->access_value)
+	out->keys = malloc((n ? n : 1) * sizeof(*out->keys));
+	out->values = malloc((n ? n : 1) * sizeof(*out->values));
+	if (!out->keys || !out->values)
 		return -ENOMEM;
 	out->n_allow = 0;
 	for (i = 0; i < n; i++) {
-		if (kept &&
-		    !memcmp(&out->access_key[kept - 1], &entries[i].key, sizeof(entries[i].key)))
+		if (kept && !memcmp(&out->keys[kept - 1], &entries[i].key, sizeof(entries[i].key)))
 			continue;
-		out->access_key[kept] = entries[i].key;
-		out->access_value[kept++] = entries[i].access;
+		out->keys[kept] = entries[i].key;
+		out->values[kept++] = entries[i].access;
 		out->n_allow += entries[i].access == FG_ACCESS_ALLOW;
 	}
-	out->n_access = (unsigned int)kept;
+	out->n = (unsigned int)kept;
 	return 0;
 }
 
 int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
-		      struct fg_compiled *out)
+		      struct fg_access_list *out)
 {
 	size_t n = cfg->n_allow + cfg->n_deny, used = 0;
 	struct access_entry *entries;
@@ -85,9 +83,9 @@ int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds,
 
 	if (feeds)
 		n += feeds->allow.n + feeds->deny.n;
-	out->access_key = NULL;
-	out->access_value = NULL;
-	out->n_access = out->n_allow = 0;
+	out->keys = NULL;
+	out->values = NULL;
+	out->n = out->n_allow = 0;
 	entries = malloc((n ? n : 1) * sizeof(*entries));
 	if (!entries)
 		return -ENOMEM;
@@ -187,10 +185,10 @@ long fg_access_clear_slot(int fd, __u32 slot)
 	return ret ? ret : n;
 }
 
-int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u32 leftover)
+int fg_access_write(int fd, const struct fg_access_list *list, __u32 slot, __u32 leftover)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 count = compiled->n_access;
+	__u32 count = list->n;
 	long cleared;
 
 	if (leftover) {
@@ -200,7 +198,7 @@ int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u3
 	}
 	if (!count)
 		return 0;
-	if (bpf_map_update_batch(fd, compiled->access_key, compiled->access_value, &count, &opts))
+	if (bpf_map_update_batch(fd, list->keys, list->values, &count, &opts))
 		return -errno;
 	return 0;
 }

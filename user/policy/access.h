@@ -14,7 +14,14 @@
 #include "config/config.h"
 #include "config/feedfile.h"
 
-struct fg_compiled;
+/* The [allow]/[deny] prefixes of one slot, compiled: one entry a prefix,
+ * sorted (heap). */
+struct fg_access_list {
+	unsigned int n;
+	unsigned int n_allow; /* of n; the rest are [deny]'s */
+	struct fg_src_lpm_key *keys;
+	__u32 *values; /* enum fg_access */
+};
 
 /* The size of `access_lists` for lists of `prefixes` prefixes: two slots
  * (a reload writes the new lists beside the old ones), each with a
@@ -23,14 +30,14 @@ struct fg_compiled;
 __u32 fg_access_lists_entries(__u32 prefixes);
 
 /* Compiles the inline lists of `cfg` and `feeds` (NULL: none) for `slot`
- * into out->access_key/access_value (heap). Returns 0 or -ENOMEM. */
+ * into `out`. Returns 0 or -ENOMEM. */
 int fg_access_compile(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
-		      struct fg_compiled *out);
+		      struct fg_access_list *out);
 
 /* Writes the compiled lists into their slot by batch, after removing what
  * an earlier, failed write left there (`leftover`: the slot's recorded
  * count). Returns 0 or a negative errno. */
-int fg_access_write(int fd, const struct fg_compiled *compiled, __u32 slot, __u32 leftover);
+int fg_access_write(int fd, const struct fg_access_list *list, __u32 slot, __u32 leftover);
 
 /* Deletes every entry of `slot`: the number deleted, or a negative errno. */
 long fg_access_clear_slot(int fd, __u32 slot);

@@ -204,8 +204,8 @@ void fg_compiled_free(struct fg_compiled *compiled)
 {
 	if (!compiled)
 		return;
-	free(compiled->access_key);
-	free(compiled->access_value);
+	free(compiled->access.keys);
+	free(compiled->access.values);
 	free(compiled);
 }
 
@@ -247,10 +247,10 @@ int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *
 		if (pc->n_srcs)
 			set->src_restricted |= bit;
 	}
-	if (fg_access_compile(cfg, feeds, slot, out))
+	if (fg_access_compile(cfg, feeds, slot, &out->access))
 		return -ENOMEM;
-	set->access_prefixes = out->n_access;
-	set->allow_prefixes = out->n_allow;
+	set->access_prefixes = out->access.n;
+	set->allow_prefixes = out->access.n_allow;
 	if (compile_budget(cfg->new_sources_count, cfg->new_sources_period_ns,
 			   cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
 			   &out->budget) ||
@@ -400,7 +400,7 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 					&compiled->src[i].mask, BPF_ANY))
 			return -errno;
 	}
-	err = fg_access_write(maps->access_lists, compiled, slot, leftover);
+	err = fg_access_write(maps->access_lists, &compiled->access, slot, leftover);
 	if (err)
 		return err;
 	err = write_budget(maps->new_source_budget, &compiled->budget);

@@ -27,12 +27,9 @@ struct fg_compiled {
 	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
 	struct fg_budget budget;       /* per CPU; tat_ns is 0 */
 	struct fg_budget event_budget; /* per CPU; interval_fp 0 = events off */
-	/* The [allow]/[deny] prefixes, one entry a prefix (policy/access.c),
-	 * on the heap: feed files make them millions. */
-	unsigned int n_access;
-	unsigned int n_allow; /* of n_access */
-	struct fg_src_lpm_key *access_key;
-	__u32 *access_value;
+	/* The [allow]/[deny] prefixes (policy/access.c), on the heap: feed
+	 * files make them millions. */
+	struct fg_access_list access;
 };
 
 /* The map fds the compiled tables go into. */
