@@ -18,7 +18,7 @@ FG_PROG_TEST_WITH(test_live_reload_keeps_state, policies)
 	struct pkt_spec a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
 	struct fg_pinned pinned;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_compiled *compiled = calloc(1, sizeof(*compiled));
 
 	assert_int_equal(xdp_passed(skel, T0, &a, 8), 5);
 	/* a new file order, the same ssh policy: its bucket stays empty */
@@ -43,7 +43,7 @@ FG_PROG_TEST_WITH(test_live_reload_keeps_state, policies)
 static void compile_set(const char *text, struct fg_policy_set *set)
 {
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_compiled *compiled = calloc(1, sizeof(*compiled));
 
 	assert_int_equal(fg_config_parse_string("test", text, cfg, stderr), 0);
 	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);

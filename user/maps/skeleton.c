@@ -90,7 +90,7 @@ int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
 	int err = 0;
 
 	if (!compiled) {
-		own = malloc(sizeof(*own));
+		own = calloc(1, sizeof(*own));
 		err = own ? fg_policy_compile(cfg, slot, own) : -ENOMEM;
 		compiled = own;
 	}

@@ -215,6 +215,8 @@ int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *
 	struct fg_policy_set *set = &out->set;
 	unsigned int i, r;
 
+	/* First: a compile that fails early still leaves nothing to free. */
+	memset(&out->access, 0, sizeof(out->access));
 	memset(set, 0, sizeof(*set));
 	memset(out->dport_mask, 0, sizeof(out->dport_mask));
 	memset(out->sport_mask, 0, sizeof(out->sport_mask));

@@ -437,7 +437,7 @@ static int replay_on_one_cpu(pcap_t *pcap, const struct fg_replay_opts *opts,
 int fg_replay(const struct fg_replay_opts *opts, struct fg_replay_result *r, struct fg_err *err)
 {
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_compiled *compiled = calloc(1, sizeof(*compiled));
 	struct floodgate_bpf *skel = NULL;
 	pcap_t *pcap = NULL;
 	int ret = -1;
