@@ -149,7 +149,7 @@ struct fg_policy_set {
 	 * the datapath skips the LPM walk (its cost: docs/benchmarks.md,
 	 * "Figures behind the code's comments"). */
 	__u32 access_prefixes;
-	__u32 pad2;
+	__u32 allow_prefixes; /* of access_prefixes; the rest are [deny]'s */
 };
 
 /* `dport_match` and `sport_match` are arrays of __u64 masks indexed by

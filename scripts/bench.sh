@@ -794,6 +794,15 @@ if [ "${FG_BENCH_CROWDSEC:-1}" = 1 ]; then
 	fi
 fi
 
+# Feed files: 1M prefixes by floodgate load/reload against nft -f, same run
+# (scripts/bench-feeds.sh, in namespaces of its own).
+if FG_IN_SANDBOX= "$REPO/scripts/bench-feeds.sh" >"$OUT/feeds.txt" 2>&1; then
+	while read -r line; do log "$line"; done <"$OUT/feeds.txt"
+else
+	log "feeds: FAILED: $(tail -3 "$OUT/feeds.txt" | tr '\n' ' ')"
+	failed_runs+=("feeds")
+fi
+
 log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 log "results: $RUNS_CSV, $MEDIANS_CSV, $DETAIL_CSV, $REPORT"
 log "bench_prog: $prog_status; counter preflight: $([ $preflight_ok = 1 ] && echo ok || echo FAILED); rounds: $rounds_done of $ROUNDS; total time $SECONDS s"

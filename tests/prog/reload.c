@@ -18,7 +18,7 @@ FG_PROG_TEST_WITH(test_live_reload_keeps_state, policies)
 	struct pkt_spec a = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22};
 	struct fg_pinned pinned;
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_compiled *compiled = calloc(1, sizeof(*compiled));
 
 	assert_int_equal(xdp_passed(skel, T0, &a, 8), 5);
 	/* a new file order, the same ssh policy: its bucket stays empty */
@@ -36,20 +36,20 @@ FG_PROG_TEST_WITH(test_live_reload_keeps_state, policies)
 	assert_int_equal(xdp_passed(skel, T0, &a, 3), 0);
 	assert_int_equal(policy_stats(skel, FG_MAX_POLICIES + 1).matched_packets, 8 + 3);
 	free(cfg);
-	free(compiled);
+	fg_compiled_free(compiled);
 }
 
 /* The set `text` compiles to, for fg_pinned_reclaim_state(). */
 static void compile_set(const char *text, struct fg_policy_set *set)
 {
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_compiled *compiled = calloc(1, sizeof(*compiled));
 
 	assert_int_equal(fg_config_parse_string("test", text, cfg, stderr), 0);
 	assert_int_equal(fg_policy_compile(cfg, 1, compiled), 0);
 	*set = compiled->set;
 	free(cfg);
-	free(compiled);
+	fg_compiled_free(compiled);
 }
 
 /* What a reload keeps and reclaims: the state of a policy that keeps its

@@ -445,7 +445,7 @@ static void test_compile_fills_each_algorithms_params(void **state)
 	assert_int_equal(fg_policy_compile(cfg, 0, out), 0);
 	assert_int_equal(out->budget.gcra.tolerance_ns,
 			 (1ULL << 62) / 3600000000000ULL * 3600000000000ULL);
-	free(out);
+	fg_compiled_free(out);
 	free(cfg);
 }
 

@@ -70,6 +70,42 @@ static void print_policies(const struct fg_policy_set *set)
 	}
 }
 
+static void print_list(const char *name, const struct fg_status_list *list)
+{
+	printf("  %-9s %u prefixes, %.1f MiB (up to %.1f MiB during a reload)\n", name,
+	       list->prefixes, list->memory_bytes / 1048576.0, list->reload_peak_bytes / 1048576.0);
+}
+
+static void print_lists(const struct fg_status *status)
+{
+	print_list("allow:", &status->allow);
+	print_list("deny:", &status->deny);
+	printf("  lists:    access_lists sized for %u prefixes (both slots of a reload), "
+	       "%.1f MiB in use\n",
+	       status->lists_capacity, status->lists_memlock / 1048576.0);
+}
+
+static json_t *list_json(const struct fg_status_list *list)
+{
+	json_t *o = json_object();
+
+	fg_json_set(o, "prefixes", json_integer(list->prefixes));
+	fg_json_set(o, "memory_bytes", fg_json_u64(list->memory_bytes));
+	fg_json_set(o, "reload_peak_bytes", fg_json_u64(list->reload_peak_bytes));
+	return o;
+}
+
+static json_t *lists_json(const struct fg_status *status)
+{
+	json_t *o = json_object();
+
+	fg_json_set(o, "allow", list_json(&status->allow));
+	fg_json_set(o, "deny", list_json(&status->deny));
+	fg_json_set(o, "capacity", json_integer(status->lists_capacity));
+	fg_json_set(o, "memlock_bytes", fg_json_u64(status->lists_memlock));
+	return o;
+}
+
 void fg_print_status_text(const char *ifname, const struct fg_status *status)
 {
 	const struct fg_runtime *rt = &status->rt;
@@ -95,6 +131,7 @@ void fg_print_status_text(const char *ifname, const struct fg_status *status)
 	       "table refused: %" PRIu64 "\n",
 	       (int64_t)status->ban_count.policy_bans, status->policy_ban_cap,
 	       (uint64_t)status->ban_count.outside_refused);
+	print_lists(status);
 	print_fleet(status);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)rt->generation, malformed_name(status->set));
@@ -156,6 +193,7 @@ json_t *fg_status_json(const char *ifname, const struct fg_status *status)
 	fg_json_set(o, "policy_bans", json_integer(status->ban_count.policy_bans));
 	fg_json_set(o, "policy_ban_share", json_integer(status->policy_ban_cap));
 	fg_json_set(o, "bans_refused_full", fg_json_u64(status->ban_count.outside_refused));
+	fg_json_set(o, "lists", lists_json(status));
 	fg_json_set(o, "policies", policies_json(status->set));
 	return o;
 }

@@ -17,6 +17,8 @@
 #define FG_MAX_PORT_RANGES  16	 /* per policy */
 #define FG_MAX_SRC_CIDRS    16	 /* per policy */
 #define FG_MAX_ACCESS_CIDRS 1024 /* in [allow], and in [deny] */
+#define FG_MAX_FEED_FILES   16	 /* file = PATH, in [allow], and in [deny] */
+#define FG_FEED_PATH_LEN    256
 
 /* Bounds beyond values.h's rate bounds; each key's bounds and default are
  * in its row of config/keys.c. */
@@ -132,6 +134,15 @@ struct fg_policy_conf {
 	__u8 scope;	      /* enum fg_scope */
 };
 
+/* The feed files of [allow] or [deny] (config/feedfile.h), read when the
+ * policy is compiled. */
+struct fg_feed_files {
+	unsigned int n;
+	char path[FG_MAX_FEED_FILES][FG_FEED_PATH_LEN];
+	int line[FG_MAX_FEED_FILES]; /* of each file = PATH */
+	bool skip_errors;	     /* file_errors = skip */
+};
+
 struct fg_config {
 	char interface[IF_NAMESIZE]; /* "" when not set */
 	__u8 hook;		     /* enum fg_hook */
@@ -155,6 +166,11 @@ struct fg_config {
 	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
 	struct fg_fleet_conf fleet;
 	struct fg_crowdsec_conf crowdsec;
+	struct fg_feed_files allow_files; /* [allow] file = ... */
+	struct fg_feed_files deny_files;  /* [deny] file = ... */
+	/* The prefixes of both lists, feed files included: set when the
+	 * policy is compiled (ops/steps.c); it sizes `access_lists` at load. */
+	__u32 access_prefixes;
 };
 
 /* max_sources_ipv6 when the config does not set it: a quarter of

@@ -89,7 +89,7 @@ static int unknown_key(struct fg_parser *p, const char *key)
 				   "unknown key '%s' in [crowdsec] (expected one of: %s)", key,
 				   list);
 	case FG_IN_ACCESS:
-		return fg_cfg_fail(p, p->line, "unknown key '%s' in [%s] (expected %s = CIDR list)",
+		return fg_cfg_fail(p, p->line, "unknown key '%s' in [%s] (expected one of: %s)",
 				   key, p->access_name, list);
 	}
 	return fg_cfg_fail(p, p->line, "unknown key '%s' (expected one of: %s)", key, list);
@@ -165,6 +165,7 @@ static int start_access(struct fg_parser *p, bool allow)
 	p->access = allow ? cfg->allow : cfg->deny;
 	p->n_access = allow ? &cfg->n_allow : &cfg->n_deny;
 	p->access_name = allow ? "allow" : "deny";
+	p->files = allow ? &cfg->allow_files : &cfg->deny_files;
 	return start_section(p, FG_IN_ACCESS, cfg);
 }
 

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 
 #include "base/util.h"
+#include "config/feedfile.h"
 #include "config/handlers.h"
 #include "config/keys.h"
 #include "config/match.h"
@@ -269,6 +270,12 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "16", .example = "24"},
 	{"min_ban_prefix6", CROWDSEC(min_ban_prefix6), .type = &fg_type_uint, .arg = &ban_prefix6,
 	 .default_value = "32", .example = "48"},
+	/* Feed files of [allow] and [deny] (config/feedfile.c), read when the
+	 * policy is compiled; file_errors applies to the section's files. */
+	{"file", .sections = FG_IN_ACCESS, .type = &fg_type_feed_file,
+	 .example = "/etc/floodgate/drop.netset", .repeatable = true},
+	{"file_errors", .sections = FG_IN_ACCESS, .type = &fg_type_file_errors,
+	 .default_value = "fail", .example = "skip"},
 };
 
 const size_t fg_key_count = ARRAY_SIZE(fg_keys);

@@ -30,6 +30,7 @@ struct fg_parser {
 	struct fg_cidr *access;
 	unsigned int *n_access;
 	const char *access_name;
+	struct fg_feed_files *files;
 	int first_fleet_scope; /* line of the first scope = fleet, 0 = none */
 	const char *rate_text; /* rate as written, once the policy has one */
 	/* burst as written, until the rate says packets or bytes */

@@ -9,6 +9,7 @@
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
+#include "policy/access.h"
 
 /*
  * How far bpf_ktime_get_coarse_ns() can lag bpf_ktime_get_ns(), for the
@@ -55,6 +56,10 @@ static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
 		if (map)
 			bpf_map__set_max_entries(map, row->entries(cfg));
 	}
+	/* Both slots of the [allow]/[deny] lists the config's files hold,
+	 * with headroom: the same size in every open of one load. */
+	bpf_map__set_max_entries(skel->maps.access_lists,
+				 fg_access_lists_entries(cfg->access_prefixes));
 	/* The benchmark's key sets and the tests' small tables are IPv4: the
 	 * size goes to sources4. A map kind is measured on both tables, so
 	 * IPv6 sources meet the same kind of map. */
@@ -117,7 +122,7 @@ int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
 	int err = 0;
 
 	if (!compiled) {
-		own = malloc(sizeof(*own));
+		own = calloc(1, sizeof(*own));
 		err = own ? fg_policy_compile(cfg, slot, own) : -ENOMEM;
 		compiled = own;
 	}
@@ -125,7 +130,7 @@ int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
 		err = fg_policy_write_slot(maps, slot, compiled);
 	if (!err)
 		err = fg_policy_activate(maps, slot);
-	free(own);
+	fg_compiled_free(own);
 	return err;
 }
 

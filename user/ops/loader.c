@@ -297,7 +297,7 @@ int fg_load(const struct fg_load_opts *opts, struct fg_load_result *res, struct 
 out:
 	if (lock_fd >= 0)
 		close(lock_fd);
-	free(compiled);
+	fg_compiled_free(compiled);
 	free(cfg);
 	return ret;
 }
@@ -321,7 +321,7 @@ int fg_check_config(const char *config_path, unsigned int *n_policies, struct fg
 	if (!ret)
 		ret = fg_step_compile(cfg, config_path, 0, &compiled, err);
 	*n_policies = cfg->n_policies;
-	free(compiled);
+	fg_compiled_free(compiled);
 	free(cfg);
 	return ret;
 }

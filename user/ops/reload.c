@@ -3,6 +3,8 @@
  * one flip; per-source state is kept. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "ops/ownaddrs.h"
 #include "ops/steps.h"
 #include "ops/upgrade.h"
+#include "policy/access.h"
 #include "policy/policy.h"
 
 /* Every map the config sizes must be large enough already: maps are sized
@@ -76,6 +79,40 @@ static int check_ipv6_table(const struct fg_pinned *pinned, const char *path,
 			  FG_MIN_SOURCES_IPV6);
 }
 
+/* The new lists are written beside those in force, which stay until the
+ * flip: both must fit in the room the load made. Refused before anything
+ * is written, with the way to grow it. */
+static int check_access_room(const struct fg_pinned *pinned, const char *ifname, const char *path,
+			     const struct fg_compiled *compiled, struct fg_err *err)
+{
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	__u32 active = pinned->rt.active_slot, len = sizeof(struct bpf_map_info), in_force;
+	struct bpf_map_info info = {};
+	__u64 need;
+
+	if (!set)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the policy in force");
+	if (bpf_map_lookup_elem(pinned->maps.policy_sets, &active, set) ||
+	    bpf_obj_get_info_by_fd(pinned->maps.access_lists, &info, &len)) {
+		free(set);
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot inspect the pinned lists: %s",
+			       strerror(errno));
+	}
+	in_force = set->access_prefixes;
+	free(set);
+	need = (__u64)in_force + compiled->access.n;
+	if (need <= info.max_entries)
+		return 0;
+	return fg_fail_at(err, FG_ERR_CONFIG,
+			  "%s: the [allow] and [deny] lists hold %u prefixes; beside the %u in "
+			  "force until the switch they need %llu entries of `access_lists`, which "
+			  "the load sized for %u (twice its lists, plus a quarter); nothing was "
+			  "changed. Grow it: floodgate unload %s && floodgate load %s -c %s",
+			  path ? path : "<default>", compiled->access.n, in_force,
+			  (unsigned long long)need, info.max_entries, ifname, ifname,
+			  path ? path : "CONFIG");
+}
+
 /* A reload into pins no program uses would report a change nothing
  * enforces: refuse it. */
 static int check_program_runs(const char *ifname, struct fg_err *err)
@@ -118,10 +155,24 @@ static void reclaim_state(const char *ifname, const struct fg_pinned *pinned,
 		pr_info("reclaimed %ld entries of removed or reset policies\n", reclaimed);
 }
 
+/* After the flip no packet reads the old slot's lists: they go, so that
+ * the next reload has the room. */
+static void reclaim_lists(const struct fg_pinned *pinned, __u32 old_slot,
+			  const struct fg_access_keys *old_keys)
+{
+	long reclaimed = fg_policy_reclaim_access(&pinned->maps, old_slot, old_keys);
+
+	if (reclaimed < 0)
+		pr_warn("Warning: the new lists are active, but the old ones were not all "
+			"deleted (the next reload deletes them first): %s\n",
+			strerror((int)-reclaimed));
+}
+
 /* Writes the new policy into the idle slot, carries the counters, flips
  * the slot, then reclaims. */
 static int push_reload(const char *ifname, struct fg_pinned *pinned,
-		       const struct fg_compiled *compiled, struct fg_err *err)
+		       const struct fg_compiled *compiled, const struct fg_access_keys *old_keys,
+		       struct fg_err *err)
 {
 	__u32 old_slot = pinned->rt.active_slot, next_slot = !old_slot;
 	struct fg_policy_set *old = malloc(sizeof(*old));
@@ -138,6 +189,8 @@ static int push_reload(const char *ifname, struct fg_pinned *pinned,
 		ret = fg_policy_activate(&pinned->maps, next_slot);
 	if (!ret)
 		reclaim_state(ifname, pinned, old, &compiled->set);
+	if (!ret)
+		reclaim_lists(pinned, old_slot, old_keys);
 	free(old);
 	if (ret)
 		return fg_fail(err, FG_ERR_SYSTEM, "cannot write the new policy: %s",
@@ -155,11 +208,50 @@ static void refresh_own_addrs(const char *pin_dir)
 		pr_warn("Warning: %s\n", err.msg);
 }
 
+/* The keys of the lists in force, collected by a thread of their own while
+ * the new lists are read and compiled (no write happens meanwhile: the
+ * reload holds the lock), so that the old slot is reclaimed after the
+ * flip without a walk. */
+struct old_lists {
+	pthread_t thread;
+	bool started;
+	int fd;
+	__u32 slot;
+	int err;
+	struct fg_access_keys keys;
+};
+
+static void *collect_old_lists(void *arg)
+{
+	struct old_lists *old = arg;
+
+	old->err = fg_access_collect_slot(old->fd, old->slot, &old->keys);
+	return NULL;
+}
+
+static void start_collecting(struct old_lists *old, const struct fg_pinned *pinned)
+{
+	old->fd = pinned->maps.access_lists;
+	old->slot = pinned->rt.active_slot;
+	old->started = !pthread_create(&old->thread, NULL, collect_old_lists, old);
+}
+
+/* The collected keys, or NULL: reclaim walks the slot itself. */
+static const struct fg_access_keys *collected(struct old_lists *old)
+{
+	if (!old->started)
+		return NULL;
+	pthread_join(old->thread, NULL);
+	old->started = false;
+	return old->err ? NULL : &old->keys;
+}
+
 /* The checks and the push, on the pins of this build's layout. */
-static int reload_loaded(const char *ifname, const char *path, const struct fg_config *cfg,
+static int reload_loaded(const char *ifname, const char *path, struct fg_config *cfg,
 			 struct fg_compiled **compiled, struct fg_err *err)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
+	struct old_lists old = {0};
 	int ret = -1;
 
 	if (fg_open_loaded(ifname, &pinned, err) || check_program_runs(ifname, err))
@@ -168,11 +260,15 @@ static int reload_loaded(const char *ifname, const char *path, const struct fg_c
 		goto out;
 	if (check_ipv6_table(&pinned, path, cfg, err) || check_maps_fit(&pinned, path, cfg, err))
 		goto out;
+	start_collecting(&old, &pinned);
 	if (fg_step_compile(cfg, path, !pinned.rt.active_slot, compiled, err) ||
+	    check_access_room(&pinned, ifname, path, *compiled, err) ||
 	    fg_host_check_peers(ifname, path, cfg, *compiled, err))
 		goto out;
-	ret = push_reload(ifname, &pinned, *compiled, err);
+	ret = push_reload(ifname, &pinned, *compiled, collected(&old), err);
 out:
+	collected(&old);
+	fg_access_keys_free(&old.keys);
 	fg_pinned_close(&pinned);
 	return ret;
 }
@@ -211,7 +307,7 @@ int fg_reload(const char *ifname, const char *config_path, struct fg_reload_resu
 out:
 	if (lock_fd >= 0)
 		close(lock_fd);
-	free(compiled);
+	fg_compiled_free(compiled);
 	free(cfg);
 	return ret;
 }

@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "config/feedfile.h"
 #include "config/filemode.h"
 #include "maps/pinfolder.h"
 #include "maps/pinned.h"
@@ -24,16 +25,43 @@ int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err 
 	return fg_config_read(path, cfg, err);
 }
 
-int fg_step_compile(const struct fg_config *cfg, const char *path, __u32 slot,
-		    struct fg_compiled **out, struct fg_err *err)
+/* What reading a list's feed files found, on stderr (check, load, reload):
+ * skipped and normalised lines always, the counts with -v. */
+static void report_feeds(const char *list, const struct fg_feed_files *files,
+			 const struct fg_feed_list *read, unsigned int kept)
+{
+	if (!files->n)
+		return;
+	if (read->skipped || read->normalised)
+		pr_warn("[%s] feed files: %zu bad lines skipped (file_errors = skip), %zu "
+			"prefixes with host bits set normalised\n",
+			list, read->skipped, read->normalised);
+	pr_info("[%s]: %zu prefixes from %u feed file%s, %u in the list without duplicates\n", list,
+		read->n, files->n, files->n == 1 ? "" : "s", kept);
+}
+
+int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct fg_compiled **out,
+		    struct fg_err *err)
 {
 	const char *name = path ? path : "<default>";
+	struct fg_feeds feeds;
 	int ret;
 
-	*out = malloc(sizeof(**out));
+	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return fg_fail(err, FG_ERR_SYSTEM, "out of memory compiling the policies");
-	ret = fg_policy_compile(cfg, slot, *out);
+	if (fg_feeds_read(cfg, &feeds, err))
+		return -1;
+	ret = fg_policy_compile_feeds(cfg, &feeds, slot, *out);
+	if (!ret) {
+		cfg->access_prefixes = (*out)->access.n;
+		report_feeds("allow", &cfg->allow_files, &feeds.allow, (*out)->access.n_allow);
+		report_feeds("deny", &cfg->deny_files, &feeds.deny,
+			     (*out)->access.n - (*out)->access.n_allow);
+	}
+	fg_feeds_free(&feeds);
+	if (ret == -ENOMEM)
+		return fg_fail(err, FG_ERR_SYSTEM, "out of memory compiling the policies");
 	if (ret == -E2BIG) {
 		return fg_fail_at(err, FG_ERR_CONFIG,
 				  "%s: the policies' source CIDRs need more than %d trie entries",

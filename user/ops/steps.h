@@ -19,9 +19,12 @@
  * written it, then parses it (fg_config_read). */
 int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err *err);
 
-/* Compiles `cfg` into *out (allocated; the caller frees it) for `slot`. */
-int fg_step_compile(const struct fg_config *cfg, const char *path, __u32 slot,
-		    struct fg_compiled **out, struct fg_err *err);
+/* Reads the feed files of `cfg` (trust-checked as the config is) and
+ * compiles it into *out (allocated; the caller releases it with
+ * fg_compiled_free) for `slot`; records the lists' prefix count in
+ * cfg->access_prefixes and logs what the feed files held. */
+int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct fg_compiled **out,
+		    struct fg_err *err);
 
 /* BTF, then the interface: *ifindex. */
 int fg_step_check_environment(const char *ifname, unsigned int *ifindex, struct fg_err *err);

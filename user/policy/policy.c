@@ -8,6 +8,7 @@
 
 #include "fg_algos.h"
 #include "fg_gcra.h"
+#include "policy/access.h"
 #include "policy/policy.h"
 
 __u32 fg_policy_id(const char *name)
@@ -156,31 +157,6 @@ static void fill_port_mask(__u64 *mask, const struct fg_port_range *ranges, unsi
 			mask[port] |= bit;
 }
 
-static void compile_access(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
-{
-	const struct {
-		const struct fg_cidr *list;
-		unsigned int n;
-		__u32 access;
-	} lists[] = {{cfg->allow, cfg->n_allow, FG_ACCESS_ALLOW},
-		     {cfg->deny, cfg->n_deny, FG_ACCESS_DENY}};
-	unsigned int l, i;
-
-	out->n_access = 0;
-	for (l = 0; l < 2; l++) {
-		for (i = 0; i < lists[l].n; i++) {
-			struct fg_src_lpm_key *key = &out->access_key[out->n_access];
-
-			memset(key, 0, sizeof(*key));
-			key->prefixlen = FG_SRC_LPM_HEADER_BITS + lists[l].list[i].prefix_len;
-			key->slot = slot;
-			key->family = lists[l].list[i].family;
-			memcpy(key->addr, lists[l].list[i].addr, 16);
-			out->access_value[out->n_access++] = lists[l].access;
-		}
-	}
-}
-
 int fg_online_cpus(void)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -221,9 +197,26 @@ static int compile_budget(__u64 count, __u64 period_ns, __u64 burst, struct fg_b
 
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out)
 {
+	return fg_policy_compile_feeds(cfg, NULL, slot, out);
+}
+
+void fg_compiled_free(struct fg_compiled *compiled)
+{
+	if (!compiled)
+		return;
+	free(compiled->access.keys);
+	free(compiled->access.values);
+	free(compiled);
+}
+
+int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
+			    struct fg_compiled *out)
+{
 	struct fg_policy_set *set = &out->set;
 	unsigned int i, r;
 
+	/* First: a compile that fails early still leaves nothing to free. */
+	memset(&out->access, 0, sizeof(out->access));
 	memset(set, 0, sizeof(*set));
 	memset(out->dport_mask, 0, sizeof(out->dport_mask));
 	memset(out->sport_mask, 0, sizeof(out->sport_mask));
@@ -256,8 +249,10 @@ int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compile
 		if (pc->n_srcs)
 			set->src_restricted |= bit;
 	}
-	compile_access(cfg, slot, out);
-	set->access_prefixes = out->n_access;
+	if (fg_access_compile(cfg, feeds, slot, &out->access))
+		return -ENOMEM;
+	set->access_prefixes = out->access.n;
+	set->allow_prefixes = out->access.n_allow;
 	if (compile_budget(cfg->new_sources_count, cfg->new_sources_period_ns,
 			   cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
 			   &out->budget) ||
@@ -286,6 +281,48 @@ static int clear_slot_sources(int src_fd, __u32 slot)
 		prev = &key;
 	}
 	return 0;
+}
+
+/* The prefixes the slot's set says its lists hold in `access_lists`: 0
+ * once they were reclaimed (fg_policy_reclaim_access), so writing into an
+ * empty slot walks nothing. */
+static int idle_access_prefixes(int sets_fd, __u32 slot, __u32 *count)
+{
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	int err = 0;
+
+	if (!set)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(sets_fd, &slot, set))
+		err = -errno;
+	*count = err ? 0 : set->access_prefixes;
+	free(set);
+	return err;
+}
+
+long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot,
+			      const struct fg_access_keys *keys)
+{
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	long cleared = -ENOMEM;
+
+	if (set && keys) {
+		cleared = fg_access_delete(maps->access_lists, keys);
+		if (!cleared)
+			cleared = (long)keys->n;
+	} else if (set) {
+		cleared = fg_access_clear_slot(maps->access_lists, slot);
+	}
+	/* The slot's set records its lists as gone: the next write into it
+	 * need not look for them. */
+	if (cleared >= 0 && bpf_map_lookup_elem(maps->policy_sets, &slot, set) == 0) {
+		set->access_prefixes = 0;
+		set->allow_prefixes = 0;
+		if (bpf_map_update_elem(maps->policy_sets, &slot, set, BPF_ANY))
+			cleared = -errno;
+	}
+	free(set);
+	return cleared;
 }
 
 static int zero_slot_stats(int stats_fd, __u32 slot)
@@ -332,10 +369,12 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 			 const struct fg_compiled *compiled)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, batch_opts);
-	__u32 *keys, count = FG_PORT_SLOTS, i;
+	__u32 *keys, count = FG_PORT_SLOTS, i, leftover;
 	int err;
 
-	err = bpf_map_update_elem(maps->policy_sets, &slot, &compiled->set, BPF_ANY);
+	err = idle_access_prefixes(maps->policy_sets, slot, &leftover);
+	if (!err && bpf_map_update_elem(maps->policy_sets, &slot, &compiled->set, BPF_ANY))
+		err = -errno;
 	if (err)
 		return -errno;
 
@@ -356,8 +395,6 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 		return -errno;
 
 	err = clear_slot_sources(maps->src_match, slot);
-	if (!err)
-		err = clear_slot_sources(maps->access_lists, slot);
 	if (err)
 		return err;
 	for (i = 0; i < compiled->n_src; i++) {
@@ -365,11 +402,9 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 					&compiled->src[i].mask, BPF_ANY))
 			return -errno;
 	}
-	for (i = 0; i < compiled->n_access; i++) {
-		if (bpf_map_update_elem(maps->access_lists, &compiled->access_key[i],
-					&compiled->access_value[i], BPF_ANY))
-			return -errno;
-	}
+	err = fg_access_write(maps->access_lists, &compiled->access, slot, leftover);
+	if (err)
+		return err;
 	err = write_budget(maps->new_source_budget, &compiled->budget);
 	if (!err)
 		err = write_budget(maps->event_budget, &compiled->event_budget);

@@ -8,6 +8,8 @@
 #define FG_POLICY_H
 
 #include "config/config.h"
+#include "config/feedfile.h"
+#include "policy/access.h"
 
 /* Stable policy id: 32-bit FNV-1a of the name. */
 __u32 fg_policy_id(const char *name);
@@ -25,9 +27,9 @@ struct fg_compiled {
 	struct fg_src_entry src[FG_MAX_SRC_PREFIXES];
 	struct fg_budget budget;       /* per CPU; tat_ns is 0 */
 	struct fg_budget event_budget; /* per CPU; interval_fp 0 = events off */
-	unsigned int n_access;
-	struct fg_src_lpm_key access_key[2 * FG_MAX_ACCESS_CIDRS];
-	__u32 access_value[2 * FG_MAX_ACCESS_CIDRS];
+	/* The [allow]/[deny] prefixes (policy/access.c), on the heap: feed
+	 * files make them millions. */
+	struct fg_access_list access;
 };
 
 /* The map fds the compiled tables go into. */
@@ -49,8 +51,15 @@ struct fg_policy_maps {
 int fg_online_cpus(void);
 
 /* Fills `out` for `slot`. Returns 0 or -E2BIG when the source prefixes do not
- * fit in the trie. */
+ * fit in the trie. Release it with fg_compiled_free. */
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out);
+
+/* The same, with the prefixes of the feed files read into `feeds`. */
+int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *feeds, __u32 slot,
+			    struct fg_compiled *out);
+
+/* Frees a compiled policy from malloc and what it holds (NULL: nothing). */
+void fg_compiled_free(struct fg_compiled *compiled);
 
 /* Writes `compiled` into `slot` of the maps: the set, the port masks, the
  * trie entries (replacing the slot's old ones) and zeroed counters. Does not
@@ -61,6 +70,13 @@ int fg_policy_write_slot(const struct fg_policy_maps *maps, __u32 slot,
 /* Copies each policy's counters from `from_slot` to the policy of the same
  * name in `to_slot` so that a reload keeps the totals. */
 int fg_policy_carry_stats(const struct fg_policy_maps *maps, __u32 from_slot, __u32 to_slot);
+
+/* After the flip: deletes the [allow]/[deny] prefixes of `slot`, the old
+ * one, by batch: `keys` when they were collected before (a reload does it
+ * while it compiles), else the slot's, found by a walk. Returns how many,
+ * or a negative errno. */
+long fg_policy_reclaim_access(const struct fg_policy_maps *maps, __u32 slot,
+			      const struct fg_access_keys *keys);
 
 /* Makes `slot` the one the datapath reads, in one map update. */
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot);

@@ -76,12 +76,18 @@ static int read_config(const char *path, struct fg_config *cfg, struct fg_compil
 		       struct fg_err *err)
 {
 	int ncpus = fg_online_cpus(), rc;
+	struct fg_feeds feeds;
 
 	/* The parser reports what is wrong on stderr itself, line by line:
 	 * the failure carries no message of its own. */
 	if (fg_config_parse_file(path, cfg, stderr))
 		return fg_fail(err, FG_ERR_CONFIG, "%s", "");
-	rc = fg_policy_compile(cfg, 0, compiled);
+	/* The feed files too: a replay judges by the lists a load would. */
+	if (fg_feeds_read(cfg, &feeds, err))
+		return -1;
+	rc = fg_policy_compile_feeds(cfg, &feeds, 0, compiled);
+	fg_feeds_free(&feeds);
+	cfg->access_prefixes = rc ? 0 : compiled->access.n;
 	if (rc == -E2BIG)
 		return fg_fail(err, FG_ERR_CONFIG,
 			       "%s: the policies' source CIDRs need more than %d trie entries",
@@ -431,7 +437,7 @@ static int replay_on_one_cpu(pcap_t *pcap, const struct fg_replay_opts *opts,
 int fg_replay(const struct fg_replay_opts *opts, struct fg_replay_result *r, struct fg_err *err)
 {
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct fg_compiled *compiled = malloc(sizeof(*compiled));
+	struct fg_compiled *compiled = calloc(1, sizeof(*compiled));
 	struct floodgate_bpf *skel = NULL;
 	pcap_t *pcap = NULL;
 	int ret = -1;
@@ -461,7 +467,7 @@ out:
 	floodgate_bpf__destroy(skel);
 	if (pcap)
 		pcap_close(pcap);
-	free(compiled);
+	fg_compiled_free(compiled);
 	free(cfg);
 	return ret;
 }

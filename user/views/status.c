@@ -51,6 +51,45 @@ static void read_occupancy(struct fg_pinned *pinned, struct fg_status *status)
 	}
 }
 
+/* The kernel's own figure of a map's memory: memlock in its fdinfo (the
+ * entries in use since Linux 6.4, an estimate from the capacity before). */
+static __u64 map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long bytes = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &bytes) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return bytes;
+}
+
+static void share_of(struct fg_status_list *list, __u32 prefixes, __u32 total, __u64 memlock)
+{
+	list->prefixes = prefixes;
+	list->memory_bytes = total ? (__u64)((double)memlock * prefixes / total) : 0;
+	list->reload_peak_bytes = 2 * list->memory_bytes;
+}
+
+/* The lists in force (their counts are in the active set) and the memory
+ * of the trie that holds them. */
+static void read_lists(const struct fg_pinned *pinned, struct fg_status *status)
+{
+	__u32 total = status->set->access_prefixes, allow = status->set->allow_prefixes;
+
+	if (allow > total)
+		allow = total; /* not a set floodgate wrote */
+	status->lists_capacity = max_entries(pinned->maps.access_lists);
+	status->lists_memlock = map_memlock(pinned->maps.access_lists);
+	share_of(&status->allow, allow, total, status->lists_memlock);
+	share_of(&status->deny, total - allow, total, status->lists_memlock);
+}
+
 int fg_status_read(const char *ifname, struct fg_status *status, struct fg_err *err)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
@@ -84,6 +123,7 @@ int fg_status_read(const char *ifname, struct fg_status *status, struct fg_err *
 	read_occupancy(&pinned, status);
 	bpf_map_lookup_elem(pinned.ban_count, &zero, &status->ban_count);
 	status->policy_ban_cap = fg_policy_ban_cap(max_entries(pinned.bans));
+	read_lists(&pinned, status);
 	status->fleet_known = !bpf_map_lookup_elem(pinned.fleet_state, &zero, &status->fleet) &&
 			      (status->fleet.syncing || status->fleet.syncs);
 	status->now_real_ns = fg_clock_ns(CLOCK_REALTIME);

@@ -22,6 +22,16 @@ struct fg_status_table {
 	__u32 capacity;
 };
 
+/* One [allow] or [deny] list in force: its prefixes and its share of the
+ * `access_lists` trie's memory (the kernel's fdinfo memlock, split by
+ * prefixes: every entry has the same size). A reload holds the old lists
+ * beside the new ones until the switch: reload_peak_bytes. */
+struct fg_status_list {
+	__u32 prefixes;
+	__u64 memory_bytes;
+	__u64 reload_peak_bytes;
+};
+
 struct fg_status {
 	char pin_dir[PATH_MAX];
 	struct fg_runtime rt; /* hook, xdp_mode, prog_id, generation */
@@ -35,6 +45,9 @@ struct fg_status {
 	struct fg_fleet_state fleet;
 	__u64 now_real_ns; /* CLOCK_REALTIME when read, for fleet.last_sync_ns */
 	struct fg_policy_set *set;
+	struct fg_status_list allow, deny;
+	__u32 lists_capacity; /* entries of access_lists, both slots */
+	__u64 lists_memlock;  /* its memlock, as /proc's fdinfo says */
 };
 
 /*
