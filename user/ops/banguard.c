@@ -11,6 +11,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "maps/batch.h"
+#include "maps/loaded.h"
 #include "ops/banguard.h"
 
 #define PROTECTED_TTL_NS (1ULL * FG_NS_PER_S) /* how long a read of the lists is used */
@@ -83,6 +84,19 @@ static int add_allowed(const void *key, const void *value, void *ctx)
 			     lpm->addr, false);
 }
 
+/* Does the policy in force have [allow] prefixes? With none (the usual
+ * case) the walk of `access_lists`, which may hold a million [deny] feed
+ * prefixes, is skipped: it would cost two system calls a prefix once a
+ * PROTECTED_TTL_NS. */
+static bool has_allow_list(const struct fg_pinned *pinned)
+{
+	struct fg_policy_set *set = malloc(sizeof(*set));
+	bool has = !set || fg_read_active_set(pinned, set) || set->allow_prefixes;
+
+	free(set);
+	return has;
+}
+
 /* Reads the [allow] prefixes of the policy in force and the own
  * addresses, at most once a PROTECTED_TTL_NS. */
 static void read_protected(struct fg_ban_guard *g, const struct fg_pinned *pinned)
@@ -100,7 +114,7 @@ static void read_protected(struct fg_ban_guard *g, const struct fg_pinned *pinne
 	g->n_prefixes = r.cap = 0;
 	err = fg_map_for_each_entry(pinned->own_addrs, sizeof(struct fg_own_addr_key), sizeof(__u8),
 				    add_own, &r);
-	if (!err)
+	if (!err && has_allow_list(pinned))
 		err = fg_map_for_each_entry(pinned->maps.access_lists,
 					    sizeof(struct fg_src_lpm_key), sizeof(__u32),
 					    add_allowed, &r);
