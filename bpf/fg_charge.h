@@ -164,7 +164,7 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
 	/* Written only when it changes, about once a second. */
 	if (state->last_seen != (__u32)(now >> FG_LAST_SEEN_SHIFT))
 		state->last_seen = now >> FG_LAST_SEEN_SHIFT;
-	if (!clock->read && fg_gcra_word(policy) && !fg_test_naive_update) {
+	if (!clock->now && fg_gcra_word(policy) && !fg_test_naive_update) {
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, fg_clock_latest(clock), cost, &new_state)) {

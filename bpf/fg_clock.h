@@ -44,18 +44,14 @@ static __always_inline __u64 fg_now(void)
  * packet within the lag of its limit, or one that is admitted, reads the
  * precise clock (~40 ns here against ~4; docs/benchmarks.md). */
 struct fg_clock {
-	__u64 now;    /* the precise time, once read */
-	__u64 coarse; /* the coarse time, once read */
-	bool read;
-	bool coarse_read;
+	__u64 now;    /* the precise time, once read; 0 until then */
+	__u64 coarse; /* the coarse time, once read; 0 until then */
 };
 
 static __always_inline __u64 fg_clock_now(struct fg_clock *clock)
 {
-	if (!clock->read) {
+	if (!clock->now)
 		clock->now = fg_now();
-		clock->read = true;
-	}
 	return clock->now;
 }
 
@@ -66,10 +62,8 @@ static __always_inline __u64 fg_clock_earliest(struct fg_clock *clock)
 {
 	if (!fg_coarse_lag_ns)
 		return fg_clock_now(clock);
-	if (!clock->coarse_read) {
+	if (!clock->coarse)
 		clock->coarse = fg_coarse_now();
-		clock->coarse_read = true;
-	}
 	return clock->coarse;
 }
 
@@ -77,7 +71,7 @@ static __always_inline __u64 fg_clock_earliest(struct fg_clock *clock)
  * coarse reading plus its lag. */
 static __always_inline __u64 fg_clock_latest(struct fg_clock *clock)
 {
-	if (clock->read)
+	if (clock->now)
 		return clock->now;
 	return fg_clock_earliest(clock) + fg_coarse_lag_ns;
 }
