@@ -16,6 +16,7 @@
 #include "maps/loaded.h"
 #include "maps/lpmkey.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "ops/bans.h"
 #include "ops/banstore.h"
 
@@ -134,8 +135,10 @@ int fg_bans_put(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
 {
 	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
 	const struct fg_ban was = ban_at(pinned, cidr);
-	int err;
+	int err = fg_runtime_mark_bans(pinned->maps.runtime);
 
+	if (err)
+		return err;
 	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY)) {
 		policy_ban_gone(pinned, &was);
 		return 0;

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "maps/batch.h"
 #include "maps/lpmkey.h"
+#include "maps/runtime.h"
 #include "service/crowdsec.h"
 
 /* A ban in force whose end is this close to the decision's is the same
@@ -61,6 +62,12 @@ static void flush(struct fg_crowdsec_applier *a, struct pending *p,
 
 	if (!p->n)
 		return;
+	if (fg_runtime_mark_bans(a->pinned->maps.runtime)) {
+		pr_warn("crowdsec: cannot mark the runtime record for bans: %s\n", strerror(errno));
+		done->refused += p->n;
+		p->n = 0;
+		return;
+	}
 	if (bpf_map_update_batch(a->pinned->bans, p->keys, p->values, &count, &opts))
 		count = count <= p->n ? count : 0;
 	for (i = count; i < p->n; i++) {
