@@ -118,7 +118,10 @@ static __always_inline void fg_ban_length(const struct fg_policy *policy,
 }
 
 /* Tells every later packet to look in `bans` (fg_source_verdict): before
- * the insert, so that no packet meets the ban with the flag clear. */
+ * the insert, so that no packet meets the ban with the flag clear, and
+ * again after it, in case a rewrite of the runtime record by user space
+ * read the record before the first (a reload's check of the trie, after
+ * its rewrite, then sees the ban: fg_runtime_mark_bans_if_any). */
 static __always_inline int fg_mark_bans(void)
 {
 	__u32 zero = 0;
@@ -148,6 +151,8 @@ static __always_inline int fg_ban_insert(const struct fg_src_lpm_key *ban_key,
 	err = bpf_map_update_elem(&bans, ban_key, fresh, BPF_NOEXIST);
 	if (err)
 		fg_ban_count_add(-1);
+	else
+		fg_mark_bans();
 	return err;
 }
 

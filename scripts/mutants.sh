@@ -128,9 +128,9 @@ mutant crowdsec-unguarded user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
 	'const char *why = NULL;' \
 	"CrowdSec decisions skip the check on bans from outside (own addresses, [allow], min_ban_prefix)"
 mutant bans-put-unflagged user/ops/bans.c '^test_prog$' \
-	'int err = fg_runtime_mark_bans(pinned->maps.runtime);' \
-	'int err = 0;' \
-	"fg_bans_put writes a ban without setting bans_may_exist: the datapath skips the trie"
+	$'int err = fg_runtime_mark_bans(pinned->maps.runtime);\n\n\tif (err)\n\t\treturn err;\n\tif (bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY))\n\t\treturn -errno;\n\treturn fg_runtime_mark_bans(pinned->maps.runtime);' \
+	'return bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY) ? -errno : 0;' \
+	"fg_bans_put writes a ban without setting bans_may_exist (before or after): the datapath skips the trie"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

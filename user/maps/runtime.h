@@ -25,7 +25,10 @@ int fg_runtime_check_reload(const struct fg_runtime *rt, const char *ifname, con
 
 /* Sets the runtime record's bans_may_exist (in the `runtime` map
  * `runtime_fd`): call it BEFORE putting a ban in `bans`, so that the
- * datapath never skips the lookup of a ban in force. 0 or -errno. */
+ * datapath never skips the lookup of a ban in force, and again after:
+ * a rewrite of the record (a reload's slot flip) that read it before the
+ * first call writes it clear, and checks the trie only after its write
+ * (fg_runtime_mark_bans_if_any). 0 or -errno. */
 int fg_runtime_mark_bans(int runtime_fd);
 
 /* fg_runtime_mark_bans when the `bans` trie `bans_fd` holds anything: for
