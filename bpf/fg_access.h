@@ -65,9 +65,9 @@ static __always_inline void fg_ban_forget(struct fg_src_lpm_key *key, const stru
  * than this many expired ones around one address is not a real table. */
 #define FG_BAN_WALK 8
 
-/* Is the source under an active ban? An empty or non-matching trie costs
- * one lookup, and no clock read. A ban that covers one of the host's own
- * addresses does not drop it. */
+/* Is the source under an active ban? A non-matching trie costs one
+ * lookup, and no clock read; an empty one none (fg_source_verdict). A ban that covers one of the
+ * host's own addresses does not drop it. */
 static __always_inline int fg_banned(const struct fg_packet *pkt, struct fg_clock *clock)
 {
 	struct fg_src_lpm_key key = {
@@ -117,6 +117,23 @@ static __always_inline void fg_ban_length(const struct fg_policy *policy,
 		fresh->duration_ns = policy->ban_max_ns;
 }
 
+/* Tells every later packet to look in `bans` (fg_source_verdict): before
+ * the insert, so that no packet meets the ban with the flag clear, and
+ * again after it, in case a rewrite of the runtime record by user space
+ * read the record before the first (a reload's check of the trie, after
+ * its rewrite, then sees the ban: fg_runtime_mark_bans_if_any). */
+static __always_inline int fg_mark_bans(void)
+{
+	__u32 zero = 0;
+	struct fg_runtime *rt = bpf_map_lookup_elem(&runtime, &zero);
+
+	if (!rt)
+		return -1;
+	if (!rt->bans_may_exist)
+		rt->bans_may_exist = 1;
+	return 0;
+}
+
 /* Inserts a policy's ban within the policies' share of `bans`: 0, -EEXIST
  * when another CPU's insert won the race, anything else when the share or
  * the trie is full. */
@@ -125,6 +142,8 @@ static __always_inline int fg_ban_insert(const struct fg_src_lpm_key *ban_key,
 {
 	int err; /* int, not long: pre-6.4 JITs do not sign-extend it */
 
+	if (fg_mark_bans())
+		return 1;
 	if (fg_ban_count_add(1) >= fg_max_policy_bans) {
 		fg_ban_count_add(-1);
 		return 1;
@@ -132,6 +151,8 @@ static __always_inline int fg_ban_insert(const struct fg_src_lpm_key *ban_key,
 	err = bpf_map_update_elem(&bans, ban_key, fresh, BPF_NOEXIST);
 	if (err)
 		fg_ban_count_add(-1);
+	else
+		fg_mark_bans();
 	return err;
 }
 

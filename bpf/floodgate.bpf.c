@@ -169,8 +169,11 @@ static __always_inline int fg_sourceless_verdict(enum fg_parse_result parsed,
 }
 
 /* Every packet with a source address meets the access lists and the bans
- * before anything else, whatever its protocol or its damage. */
+ * before anything else, whatever its protocol or its damage. The bans cost
+ * nothing until something may have put one in the trie (the runtime
+ * record's bans_may_exist, which every writer of `bans` sets first). */
 static __always_inline int fg_source_verdict(const struct fg_policy_set *set, __u32 slot,
+					     const struct fg_runtime *rt,
 					     const struct fg_packet *pkt, struct fg_clock *clock,
 					     struct fg_global_stats *gstats)
 {
@@ -184,7 +187,7 @@ static __always_inline int fg_source_verdict(const struct fg_policy_set *set, __
 		gstats->denied++;
 		return FG_VERDICT_DROP;
 	}
-	if (fg_banned(pkt, clock)) {
+	if (rt->bans_may_exist && fg_banned(pkt, clock)) {
 		gstats->banned++;
 		return FG_VERDICT_DROP;
 	}
@@ -318,7 +321,7 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 	verdict = fg_sourceless_verdict(parsed, set, gstats);
 	if (verdict != FG_UNDECIDED)
 		return verdict;
-	verdict = fg_source_verdict(set, slot, pkt, &clock, gstats);
+	verdict = fg_source_verdict(set, slot, rt, pkt, &clock, gstats);
 	if (verdict != FG_UNDECIDED)
 		return verdict;
 	verdict = fg_damage_verdict(parsed, set, pkt, gstats);

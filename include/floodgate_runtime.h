@@ -36,7 +36,13 @@ struct fg_runtime {
 	__u32 config_hook;     /* enum fg_hook */
 	__u32 config_xdp_mode; /* enum fg_xdp_mode */
 	__u32 coarse_clock;    /* clock = coarse */
-	__u32 pad;
+	/* Nonzero once anything may have put a ban in `bans`: until then the
+	 * datapath skips the trie's lookup. Set before every insert, by the
+	 * datapath's own bans and by every writer of userspace
+	 * (user/maps/runtime.c, fg_runtime_mark_bans); never cleared while
+	 * loaded. A ban written by hand (bpftool) needs it too: a load and a
+	 * reload set it when the trie holds anything. */
+	__u32 bans_may_exist;
 	/* The network namespace of the load (the inode of /proc/self/ns/net):
 	 * commands from another namespace refuse the pins. */
 	__u64 netns_ino;

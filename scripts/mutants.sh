@@ -96,8 +96,8 @@ mutant new-source-budget-ignored bpf/fg_budget.h '^test_prog$|^test_spoof\.sh$' 
 	"the new-source budget always allows: a spoofed flood creates state freely"
 
 mutant clock-read-for-every-packet bpf/floodgate.bpf.c '^test_prog$' \
-	'if (fg_banned(pkt, clock)) {' \
-	'if (fg_clock_now(clock) && fg_banned(pkt, clock)) {' \
+	'if (rt->bans_may_exist && fg_banned(pkt, clock)) {' \
+	'if (fg_clock_now(clock) && rt->bans_may_exist && fg_banned(pkt, clock)) {' \
 	"every packet reads the clock, those that match no policy and no ban entry too"
 mutant drop-sample-one-in-16 bpf/fg_charge.h '^test_top\.sh$' \
 	'return !(draw >> 58);' \
@@ -127,6 +127,10 @@ mutant crowdsec-unguarded user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
 	'const char *why = fg_ban_guard_refusal(&a->guard, a->pinned, &d->cidr);' \
 	'const char *why = NULL;' \
 	"CrowdSec decisions skip the check on bans from outside (own addresses, [allow], min_ban_prefix)"
+mutant bans-put-unflagged user/ops/bans.c '^test_prog$' \
+	$'int err = fg_runtime_mark_bans(pinned->maps.runtime);\n\n\tif (err)\n\t\treturn err;\n\tif (bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY))\n\t\treturn -errno;\n\treturn fg_runtime_mark_bans(pinned->maps.runtime);' \
+	'return bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY) ? -errno : 0;' \
+	"fg_bans_put writes a ban without setting bans_may_exist (before or after): the datapath skips the trie"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

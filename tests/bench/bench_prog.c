@@ -25,6 +25,7 @@
 #include "config/config.h"
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "policy/policy.h"
 #include "maps/skeleton.h"
 #include "../prog/packets.h"
@@ -138,7 +139,9 @@ static void load(struct scenario *s)
 		struct fg_ban ban = {
 			.expires_ns = ~0ULL, .family = FG_FAMILY_IPV4, .prefix_len = 24};
 
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.bans), &key, &ban, BPF_ANY)) {
+		/* As every writer of `bans`: the runtime record's flag first. */
+		if (fg_runtime_mark_bans(bpf_map__fd(s->skel->maps.runtime)) ||
+		    bpf_map_update_elem(bpf_map__fd(s->skel->maps.bans), &key, &ban, BPF_ANY)) {
 			fprintf(stderr, "%s: cannot add the ban\n", s->name);
 			exit(1);
 		}
@@ -352,7 +355,7 @@ static void print_steps(void)
 		{"bpf_ktime_get_coarse_ns()", "clock: coarse, hot key", frozen, 1},
 		{"[allow]/[deny] LPM walk (skipped with no list)",
 		 "step: [deny] list of 1 prefix walked, hot key", hot, 1},
-		{"ban trie walk, 1 entry elsewhere (vs empty)",
+		{"ban trie walk, 1 entry elsewhere (vs none yet)",
 		 "step: ban trie of 1 entry walked, hot key", hot, 1},
 		{"parse, lists, bans, match (no policy, no clock)", no_match, NULL, 1},
 		{"one layer: clock, key, refusal cache, GCRA, stats", hot, no_match, 1},

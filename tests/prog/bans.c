@@ -344,7 +344,7 @@ FG_PROG_TEST(test_ended_fleet_ban_leaves_the_share_alone)
 			     .prefix_len = 32};
 
 	inet_pton(AF_INET, "10.0.0.1", key.addr);
-	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+	put_ban_record(skel, &key, &ban);
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 1), 1);
 	assert_false(has_ban(skel, 4, "10.0.0.1", 32));
 	assert_int_equal(policy_bans(skel), 0);
@@ -377,8 +377,7 @@ FG_PROG_TEST(test_expired_outside_ban_keeps_policy_count)
 				      .prefix_len = 32,
 				      .strikes = 1};
 		inet_pton(AF_INET, "10.0.0.1", key.addr);
-		assert_int_equal(
-			bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+		put_ban_record(skel, &key, &ban);
 		assert_int_equal(xdp_passed(skel, t, &a, 1), 0);	   /* banned */
 		assert_int_equal(xdp_passed(skel, t + 2 * SEC, &a, 1), 1); /* ended */
 		assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban),

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "fixtures.h"
 
 const char test_config[] = "malformed = drop\n"
@@ -230,7 +231,8 @@ int hook_passed(struct floodgate_bpf *skel, bool tc, __u64 now, const struct pkt
 	return passed;
 }
 
-/* A ban by hand, as `floodgate ban` writes it. */
+/* A ban by hand, as `floodgate ban` writes it (ban_flag.c tests what a
+ * write without the runtime record's flag does). */
 void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len, __u64 expires_ns)
 {
 	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + len, .family = family};
@@ -241,7 +243,14 @@ void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len, 
 			     .prefix_len = len};
 
 	inet_pton(family == 4 ? AF_INET : AF_INET6, addr, key.addr);
-	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.bans), &key, &ban, BPF_ANY), 0);
+	put_ban_record(skel, &key, &ban);
+}
+
+void put_ban_record(struct floodgate_bpf *skel, const struct fg_src_lpm_key *key,
+		    const struct fg_ban *ban)
+{
+	assert_int_equal(fg_runtime_mark_bans(bpf_map__fd(skel->maps.runtime)), 0);
+	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.bans), key, ban, BPF_ANY), 0);
 }
 
 /* The id the loaded slot 0 gave policy `name`. */

@@ -52,6 +52,10 @@ struct fg_policy_stats policy_stats(struct floodgate_bpf *skel, __u32 index);
 struct fg_global_stats global_stats(struct floodgate_bpf *skel);
 __u32 fg_policy_id_of(struct floodgate_bpf *skel, const char *name);
 void put_ban(struct floodgate_bpf *skel, int family, const char *addr, int len, __u64 expires_ns);
+/* The record `ban` at `key`, written as every writer of `bans` must: the
+ * runtime record's bans_may_exist set first. */
+void put_ban_record(struct floodgate_bpf *skel, const struct fg_src_lpm_key *key,
+		    const struct fg_ban *ban);
 
 /* Pins the calling thread to CPU 0 (per-CPU budgets, caches and LRU free
  * lists) and returns the mask to restore with sched_setaffinity(). */

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <string.h>
+#include <bpf/bpf.h>
+
+#include "maps/lpmkey.h"
 
 #include "config/keys.h"
 #include "maps/runtime.h"
@@ -85,4 +89,26 @@ int fg_runtime_check_reload(const struct fg_runtime *rt, const char *ifname, con
 		}
 	}
 	return 0;
+}
+
+int fg_runtime_mark_bans(int runtime_fd)
+{
+	struct fg_runtime rt;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(runtime_fd, &zero, &rt))
+		return -errno;
+	if (rt.bans_may_exist)
+		return 0;
+	rt.bans_may_exist = 1;
+	return bpf_map_update_elem(runtime_fd, &zero, &rt, BPF_ANY) ? -errno : 0;
+}
+
+int fg_runtime_mark_bans_if_any(int runtime_fd, int bans_fd)
+{
+	struct fg_src_lpm_key first;
+
+	if (bpf_map_get_next_key(bans_fd, NULL, &first))
+		return errno == ENOENT ? 0 : -errno;
+	return fg_runtime_mark_bans(runtime_fd);
 }

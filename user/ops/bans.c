@@ -16,6 +16,7 @@
 #include "maps/loaded.h"
 #include "maps/lpmkey.h"
 #include "maps/pinned.h"
+#include "maps/runtime.h"
 #include "ops/bans.h"
 #include "ops/banstore.h"
 
@@ -129,18 +130,33 @@ static struct fg_ban ban_at(const struct fg_pinned *pinned, const struct fg_cidr
 	return ban;
 }
 
+/* Writes the ban between two marks of bans_may_exist: before, so that the
+ * datapath looks the ban up, and after, in case a reload rewrote the
+ * runtime record from a read before the first (fg_runtime_mark_bans).
+ * 0 or -errno. */
+static int put_marked(const struct fg_pinned *pinned, const struct fg_src_lpm_key *key,
+		      const struct fg_ban *ban)
+{
+	int err = fg_runtime_mark_bans(pinned->maps.runtime);
+
+	if (err)
+		return err;
+	if (bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY))
+		return -errno;
+	return fg_runtime_mark_bans(pinned->maps.runtime);
+}
+
 int fg_bans_put(const struct fg_pinned *pinned, const struct fg_cidr *cidr,
 		const struct fg_ban *ban)
 {
 	const struct fg_src_lpm_key key = fg_ban_key_of_cidr(cidr);
 	const struct fg_ban was = ban_at(pinned, cidr);
-	int err;
+	int err = put_marked(pinned, &key, ban);
 
-	if (!bpf_map_update_elem(pinned->bans, &key, ban, BPF_ANY)) {
+	if (!err) {
 		policy_ban_gone(pinned, &was);
 		return 0;
 	}
-	err = -errno;
 	if (err != -ENOSPC && err != -E2BIG)
 		return err;
 	ban_count_add(pinned, offsetof(struct fg_ban_count, outside_refused), 1);

@@ -131,13 +131,18 @@ static int check_existing(const char *ifname, unsigned int ifindex, const char *
 static int restore_host_state(const char *ifname, const char *pin_dir, struct fg_err *err)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
-	int ret;
+	int ret, marked;
 
 	if (fg_pinned_open(pin_dir, &pinned, err))
 		return -1;
 	ret = fg_own_addrs_sync(pinned.own_addrs, err);
 	if (!ret)
 		ret = fg_banstore_restore(ifname, pinned.bans, err);
+	/* Before the program sees a packet: bans restored or carried. */
+	marked = ret ? 0 : fg_runtime_mark_bans_if_any(pinned.maps.runtime, pinned.bans);
+	if (marked)
+		ret = fg_fail(err, FG_ERR_SYSTEM, "cannot mark the runtime record for bans: %s",
+			      strerror(-marked));
 	fg_pinned_close(&pinned);
 	return ret;
 }

@@ -187,6 +187,10 @@ static int push_reload(const char *ifname, struct fg_pinned *pinned,
 	fg_test_stop_at("reload-carried");
 	if (!ret)
 		ret = fg_policy_activate(&pinned->maps, next_slot);
+	/* A policy's ban made while the runtime record was rewritten, or a
+	 * ban written with bpftool. */
+	if (!ret)
+		ret = fg_runtime_mark_bans_if_any(pinned->maps.runtime, pinned->bans);
 	if (!ret)
 		reclaim_state(ifname, pinned, old, &compiled->set);
 	if (!ret)

@@ -480,6 +480,9 @@ static int prepare(struct upgrade *u, const struct fg_config *cfg,
 	if (!err)
 		err = carry_bans(u, cfg);
 	if (!err)
+		err = fg_runtime_mark_bans_if_any(bpf_map__fd(u->skel->maps.runtime),
+						  bpf_map__fd(u->skel->maps.bans));
+	if (!err)
 		err = carry_sources(u);
 	return err;
 }
@@ -518,6 +521,10 @@ static int take_over(struct upgrade *u, const struct fg_config *cfg, struct fg_e
 			       u->rt.prog_id, u->ifname, strerror(-ret));
 	}
 	ret = fg_pinned_update_runtime(u->staging, &u->rt);
+	/* Bans the old program put in a shared trie since carry_bans. */
+	if (!ret)
+		ret = fg_runtime_mark_bans_if_any(bpf_map__fd(u->skel->maps.runtime),
+						  bpf_map__fd(u->skel->maps.bans));
 	if (!ret)
 		ret = swap_folders(u);
 	/* The new program runs; only its record or pins are off. */

@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "maps/batch.h"
 #include "maps/lpmkey.h"
+#include "maps/runtime.h"
 #include "service/crowdsec.h"
 
 /* A ban in force whose end is this close to the decision's is the same
@@ -58,9 +59,18 @@ static void flush(struct fg_crowdsec_applier *a, struct pending *p,
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 count = p->n, i;
+	int err;
 
 	if (!p->n)
 		return;
+	/* bans_may_exist before the bans, and after (fg_runtime_mark_bans) */
+	err = fg_runtime_mark_bans(a->pinned->maps.runtime);
+	if (err) {
+		pr_warn("crowdsec: cannot mark the runtime record for bans: %s\n", strerror(-err));
+		done->refused += p->n;
+		p->n = 0;
+		return;
+	}
 	if (bpf_map_update_batch(a->pinned->bans, p->keys, p->values, &count, &opts))
 		count = count <= p->n ? count : 0;
 	for (i = count; i < p->n; i++) {
@@ -75,6 +85,9 @@ static void flush(struct fg_crowdsec_applier *a, struct pending *p,
 	for (i = 0; i < p->n; i++)
 		done->applied += p->values[i].strikes != 0;
 	p->n = 0;
+	err = fg_runtime_mark_bans(a->pinned->maps.runtime);
+	if (err)
+		pr_warn("crowdsec: cannot mark the runtime record for bans: %s\n", strerror(-err));
 }
 
 static void ban(struct fg_crowdsec_applier *a, const struct fg_crowdsec_decision *d, __u64 now,
