@@ -42,7 +42,13 @@ static __always_inline __u64 fg_now(void)
  * user/maps/skeleton.c, fg_coarse_lag). So a GCRA that refuses at
  * fg_clock_latest() refuses at the instant of the coarse read, and only a
  * packet within the lag of its limit, or one that is admitted, reads the
- * precise clock (~40 ns here against ~4; docs/benchmarks.md). */
+ * precise clock (~40 ns here against ~4; docs/benchmarks.md).
+ *
+ * 0 stands for "not read yet", not a flag beside each time: both clocks
+ * are past 0 once the host is up (a 0 would only be read again, and be the
+ * same 0), and the flags' 8 bytes took fg_tc's deepest call chain past
+ * the 512-byte stack of 6.1, which rounds each frame up to 32 (README,
+ * Kernels). */
 struct fg_clock {
 	__u64 now;    /* the precise time, once read; 0 until then */
 	__u64 coarse; /* the coarse time, once read; 0 until then */
