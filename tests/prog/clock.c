@@ -90,29 +90,45 @@ FG_PROG_TEST(test_coarse_shortcut_exact_at_limit)
  * back to back, and right after sleeps that let the CPU go idle (where
  * NOHZ stops its tick), CLOCK_MONOTONIC_COARSE (bpf_ktime_get_coarse_ns)
  * is never ahead of CLOCK_MONOTONIC (bpf_ktime_get_ns), nor behind it by
- * fg_coarse_lag_ns or more. */
+ * fg_coarse_lag_ns or more. Each coarse read sits between two precise
+ * ones, and the lag counted is from the second: a sample whose precise
+ * reads are more than a sixteenth of the bound apart was preempted in
+ * between (the lag it would show is the scheduler's, not the clock's: a
+ * qemu guest's vCPU descheduled by a busy host showed 13.8 ms against 12
+ * that way) and is left out. A shorter preemption only adds to the lag
+ * counted. */
 FG_PROG_TEST(test_coarse_clock_lag_bound)
 {
 	const __u64 bound = fg_coarse_lag_ns();
-	__u64 worst = 0;
+	__u64 worst = 0, discarded = 0, samples = 0;
 	int round, i;
 
 	assert_true(bound >= 3 * MS);
 	for (round = 0; round < 40; round++) {
 		usleep(round % 2 ? 2000 : 9000);
 		for (i = 0; i < 20000; i++) {
-			struct timespec coarse, precise;
-			__u64 c, p;
+			struct timespec before, coarse, after;
+			__u64 c, p0, p1;
 
+			clock_gettime(CLOCK_MONOTONIC, &before);
 			clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse);
-			clock_gettime(CLOCK_MONOTONIC, &precise);
+			clock_gettime(CLOCK_MONOTONIC, &after);
+			p0 = before.tv_sec * SEC + before.tv_nsec;
 			c = coarse.tv_sec * SEC + coarse.tv_nsec;
-			p = precise.tv_sec * SEC + precise.tv_nsec;
-			assert_true(c <= p);
-			if (p - c > worst)
-				worst = p - c;
+			p1 = after.tv_sec * SEC + after.tv_nsec;
+			assert_true(c <= p1);
+			if (p1 - p0 > bound / 16) {
+				discarded++;
+				continue;
+			}
+			samples++;
+			if (p1 - c > worst)
+				worst = p1 - c;
 		}
 	}
-	printf("coarse clock: worst lag %.3f ms, bound %.3f ms\n", worst / 1e6, bound / 1e6);
+	printf("coarse clock: worst lag %.3f ms, bound %.3f ms (%llu samples, %llu preempted)\n",
+	       worst / 1e6, bound / 1e6, (unsigned long long)samples,
+	       (unsigned long long)discarded);
+	assert_true(samples > discarded);
 	assert_true(worst < bound);
 }
