@@ -15,6 +15,7 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "cli/manpage.h"
 #include "cli/options.h"
 #include "cli/usage.h"
 #include "floodgate.h"
@@ -177,7 +178,8 @@ static int leading_verbosity(int argc, char **argv)
 	return i - 1;
 }
 
-/* help, help COMMAND, help --list. */
+/* help, help COMMAND, help --list; and help --man, which writes a man page
+ * from the template on stdin (not in the usage: the build's). */
 static int help(const char *name)
 {
 	const struct fg_cli_command *cmd = name ? fg_cli_find_command(name) : NULL;
@@ -186,6 +188,8 @@ static int help(const char *name)
 		fg_cli_print_list(stdout);
 		return FG_EXIT_OK;
 	}
+	if (name && !strcmp(name, "--man"))
+		return fg_cli_print_man(stdin, stdout) ? FG_EXIT_USAGE : FG_EXIT_OK;
 	if (name && !cmd)
 		return usage_error(NULL, "unknown command '%s'", name);
 	if (cmd)
