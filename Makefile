@@ -41,7 +41,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
+.PHONY: FORCE all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
 
 # floodgate(8) and floodgate.conf(5): docs/man/'s templates, whose lists
 # the binary writes from its tables (user/cli/manpage.c).
@@ -101,6 +101,17 @@ $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# What `floodgate --version` says of the build: the git revision (in a
+# clone only) and the libxdp built against (libxdp has no version call).
+# Rewritten only when it changes, so a build does not relink for nothing.
+$(BUILD)/fg_build.h: FORCE | $(BUILD)
+	$(Q){ if [ -e .git ] && rev=$$(git describe --always --dirty 2>/dev/null); then \
+		echo "#define FG_GIT_REVISION \"$$rev\""; fi; \
+		echo "#define FG_LIBXDP_BUILT \"$$(pkg-config --modversion libxdp)\""; } >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/user/cli/version.o: $(BUILD)/fg_build.h
 
 $(BUILD)/floodgate: $(BUILD)/user/cli/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)

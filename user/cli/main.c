@@ -18,6 +18,7 @@
 #include "cli/manpage.h"
 #include "cli/options.h"
 #include "cli/usage.h"
+#include "cli/version.h"
 #include "floodgate.h"
 
 /* "Run 'floodgate COMMAND --help' for usage.", after an error about the
@@ -216,7 +217,7 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h"))
 		return help(argc > 2 ? argv[2] : NULL);
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("floodgate %s\n", FG_VERSION);
+		fg_cli_print_version(stdout);
 		return FG_EXIT_OK;
 	}
 	cmd = fg_cli_find_command(name);

@@ -93,7 +93,7 @@ void fg_cli_print_usage(FILE *out)
 			    fg_cli_commands[i].help);
 	print_entry(out, "help [COMMAND]", "this text, or one command's options");
 	print_entry(out, "help --list", "every command and its options, one line each");
-	print_entry(out, "--version", "print the version");
+	print_entry(out, "--version", "the version, build, libraries and kernel features");
 	fputc('\n', out);
 	print_entry(out, "-v, -vv", "more logging; -vv adds libbpf/libxdp debug output");
 	fputc('\n', out);
