@@ -10,6 +10,7 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR  ?= $(PREFIX)/share/doc/floodgate
 MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 BUILD   := build
 
 CLANG     ?= clang
@@ -270,6 +271,7 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 	gzip -9n <$(BUILD)/man/floodgate.8 >$(DESTDIR)$(MANDIR)/man8/floodgate.8.gz
 	gzip -9n <$(BUILD)/man/floodgate.conf.5 >$(DESTDIR)$(MANDIR)/man5/floodgate.conf.5.gz
 	chmod 0644 $(DESTDIR)$(MANDIR)/man8/floodgate.8.gz $(DESTDIR)$(MANDIR)/man5/floodgate.conf.5.gz
+	install -D -m 0644 completion/floodgate $(DESTDIR)$(BASHCOMPDIR)/floodgate
 	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/floodgate.conf.sample
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate
