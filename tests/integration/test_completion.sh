@@ -4,8 +4,8 @@
 # function is called with COMP_WORDS and COMP_CWORD set as bash sets them,
 # and COMPREPLY is checked: the commands, each command's options (those of
 # `floodgate help --list`, and no other command's), an interface (lo), enum
-# values, config files, policy names from the configs, and the bans of a
-# stand-in floodgate for unban. No lab.
+# values, config files, policy names from the configs, and, from a stand-in
+# floodgate, the policies loaded and the bans for unban. No lab.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 FLOODGATE=${FLOODGATE:-$REPO/build/floodgate}
@@ -104,12 +104,18 @@ if [ "\$1" = bans ] && [ "\$2" = lo ]; then
 	echo '{"interface":"lo","bans":[{"prefix":"192.0.2.0/24","family":4},{"prefix":"2001:db8::/32","family":6}]}'
 	exit 0
 fi
+if [ "\$1" = status ] && [ "\$2" = lo ]; then
+	echo '{"interfaces":[{"interface":"lo","tables":[{"name":"sources4"}],"policies":[{"name":"loaded-a","algorithm":"gcra"},{"name":"loaded-b","algorithm":"gcra"}]}]}'
+	exit 0
+fi
 exec "$FLOODGATE" "\$@"
 STUB
 chmod +x "$WORK/floodgate"
 BIN=$WORK/floodgate
 replies "unban IFACE: the active bans" "$(printf '%s\n' 192.0.2.0/24 2001:db8::/32 | sort)" unban lo ""
 replies "  ... by prefix" "192.0.2.0/24" unban lo 192
+replies "top IFACE --policy: the policies loaded on IFACE first (status --json, as top reads them)" \
+	"$(printf '%s\n' loaded-a loaded-b)" top lo --policy ""
 replies "ban IFACE: no bans offered (an address to ban is new)" "" ban lo ""
 
 finish
