@@ -9,6 +9,8 @@ DESTDIR ?=
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR  ?= $(PREFIX)/share/doc/floodgate
+MANDIR  ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 BUILD   := build
 
 CLANG     ?= clang
@@ -40,9 +42,13 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
+.PHONY: FORCE all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
 
-all: $(BUILD)/floodgate
+# floodgate(8) and floodgate.conf(5): docs/man/'s templates, whose lists
+# the binary writes from its tables (user/cli/manpage.c).
+MAN_PAGES := $(BUILD)/man/floodgate.8 $(BUILD)/man/floodgate.conf.5
+
+all: $(BUILD)/floodgate $(MAN_PAGES)
 
 # Installs what is missing; a no-op when everything is present.
 deps:
@@ -97,9 +103,25 @@ $(BUILD)/user/%.o: user/%.c $(USER_HDRS) $(SKELS) | $(BUILD)/user
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
+# What `floodgate --version` says of the build: the git revision (in a
+# clone only) and the libxdp built against (libxdp has no version call).
+# Rewritten only when it changes, so a build does not relink for nothing.
+$(BUILD)/fg_build.h: FORCE | $(BUILD)
+	$(Q){ if [ -e .git ] && rev=$$(git describe --always --dirty 2>/dev/null); then \
+		echo "#define FG_GIT_REVISION \"$$rev\""; fi; \
+		echo "#define FG_LIBXDP_BUILT \"$$(pkg-config --modversion libxdp)\""; } >$@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/user/cli/version.o: $(BUILD)/fg_build.h
+
 $(BUILD)/floodgate: $(BUILD)/user/cli/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/man/%: docs/man/%.in $(BUILD)/floodgate
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BUILD)/floodgate help --man <$< >$@
 
 # --- the traffic generator (its own binary; shares only the logger) ----------
 $(BUILD)/$(FLOOD_DIR)/%.o: $(FLOOD_DIR)/%.c $(FLOOD_HDRS) user/base/log.h $(BUILD)/flood.skel.h \
@@ -147,7 +169,7 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
-tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(BUILD)/bench_prog $(FLOOD_BIN) \
+tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(MAN_PAGES) $(BUILD)/bench_prog $(FLOOD_BIN) \
 	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES) $(BUILD)/layout-b/floodgate \
 	$(BUILD)/pre-sources4/floodgate $(BUILD)/pre-maxbans/floodgate
 
@@ -243,8 +265,13 @@ soak:
 # by default), with the binary's path filled in. The sample config is not
 # made /etc/floodgate/IFACE.conf: that is the operator's to write. The
 # fail2ban action goes where fail2ban looks (used only by a jail naming it).
-install: $(BUILD)/floodgate
+install: $(BUILD)/floodgate $(MAN_PAGES)
 	install -D -m 0755 $(BUILD)/floodgate $(DESTDIR)$(PREFIX)/sbin/floodgate
+	install -d -m 0755 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5
+	gzip -9n <$(BUILD)/man/floodgate.8 >$(DESTDIR)$(MANDIR)/man8/floodgate.8.gz
+	gzip -9n <$(BUILD)/man/floodgate.conf.5 >$(DESTDIR)$(MANDIR)/man5/floodgate.conf.5.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/man8/floodgate.8.gz $(DESTDIR)$(MANDIR)/man5/floodgate.conf.5.gz
+	install -D -m 0644 completion/floodgate $(DESTDIR)$(BASHCOMPDIR)/floodgate
 	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/floodgate.conf.sample
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate

@@ -19,6 +19,7 @@ packages=(
 	libjansson-dev libmnl-dev
 	fail2ban
 	libcurl4-openssl-dev crowdsec
+	mandoc
 )
 case "${1:-}" in
 '') ;;

@@ -149,9 +149,10 @@ static void test_rows_are_complete(void **state)
 		const struct fg_key *key = &fg_keys[i];
 
 		if (!key->name || !key->sections || !key->type || !key->type->parse ||
-		    !key->example)
-			fail_msg("row %zu (%s) lacks a name, sections, type or example", i,
-				 key->name ? key->name : "?");
+		    !key->type->syntax || !key->example)
+			fail_msg("row %zu (%s) lacks a name, sections, type (with its syntax, "
+				 "for floodgate.conf(5)) or example",
+				 i, key->name ? key->name : "?");
 		if (key->default_value && strcmp(key->default_value, key->example) == 0)
 			fail_msg("%s: the example is the default, which proves nothing", key->name);
 		if (key->fixed && key->fixed->kind == FG_FIXED_RECORDED &&

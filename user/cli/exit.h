@@ -8,14 +8,29 @@
 
 #include "base/err.h"
 
-enum fg_exit {
-	FG_EXIT_OK = 0,
-	FG_EXIT_FAILURE = 1, /* the kernel or a library refused */
-	FG_EXIT_USAGE = 2,   /* bad command line */
-	FG_EXIT_CONFIG = 3,  /* the config is invalid */
-	FG_EXIT_ENV = 4,     /* not root, unknown interface, no BTF or XDP */
-	FG_EXIT_STATE = 5,   /* already loaded, or not loaded */
-};
+/* Each exit code: its name, number, the words of `floodgate help` and the
+ * sentence of floodgate(8). The enum and both texts derive from it. */
+#define FG_EXIT_CODES(X)                                                                           \
+	X(OK, 0, "ok", "Success, and help, COMMAND --help, --version.")                            \
+	X(FAILURE, 1, "kernel or library failure",                                                 \
+	  "The kernel or a library refused (the message says what), or another process held "      \
+	  "the pin folder's lock for too long.")                                                   \
+	X(USAGE, 2, "bad usage",                                                                   \
+	  "Bad command line: no or unknown command, unknown option, "                              \
+	  "a missing or bad value or argument.")                                                   \
+	X(CONFIG, 3, "invalid config (replay: or capture)",                                        \
+	  "Invalid config (FILE:LINE: what is wrong), a reload that changes a key fixed at "       \
+	  "load, a config file others could write; replay: a capture it cannot use.")              \
+	X(ENV, 4, "environment (not root, unknown interface, no BTF/XDP)",                         \
+	  "Environment: not root, unknown interface, no BTF, no native XDP, no bpffs, a "          \
+	  "--metrics address that cannot be bound.")                                               \
+	X(STATE, 5, "already/not loaded",                                                          \
+	  "State: already loaded, or not loaded; unban of an address that is not banned; ban on "  \
+	  "a full bans table.")
+
+#define FG_EXIT_ENUM(name, code, brief, sentence) FG_EXIT_##name = code,
+enum fg_exit { FG_EXIT_CODES(FG_EXIT_ENUM) };
+#undef FG_EXIT_ENUM
 
 static inline int fg_exit_code(enum fg_err_kind kind)
 {

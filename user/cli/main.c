@@ -15,8 +15,10 @@
 #include "base/util.h"
 #include "cli/commands.h"
 #include "cli/exit.h"
+#include "cli/manpage.h"
 #include "cli/options.h"
 #include "cli/usage.h"
+#include "cli/version.h"
 #include "floodgate.h"
 
 /* "Run 'floodgate COMMAND --help' for usage.", after an error about the
@@ -177,7 +179,8 @@ static int leading_verbosity(int argc, char **argv)
 	return i - 1;
 }
 
-/* help, help COMMAND, help --list. */
+/* help, help COMMAND, help --list; and help --man, which writes a man page
+ * from the template on stdin (not in the usage: the build's). */
 static int help(const char *name)
 {
 	const struct fg_cli_command *cmd = name ? fg_cli_find_command(name) : NULL;
@@ -186,6 +189,8 @@ static int help(const char *name)
 		fg_cli_print_list(stdout);
 		return FG_EXIT_OK;
 	}
+	if (name && !strcmp(name, "--man"))
+		return fg_cli_print_man(stdin, stdout) ? FG_EXIT_USAGE : FG_EXIT_OK;
 	if (name && !cmd)
 		return usage_error(NULL, "unknown command '%s'", name);
 	if (cmd)
@@ -212,7 +217,7 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h"))
 		return help(argc > 2 ? argv[2] : NULL);
 	if (!strcmp(name, "--version") || !strcmp(name, "version")) {
-		printf("floodgate %s\n", FG_VERSION);
+		fg_cli_print_version(stdout);
 		return FG_EXIT_OK;
 	}
 	cmd = fg_cli_find_command(name);

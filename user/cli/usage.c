@@ -3,12 +3,8 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "cli/exit.h"
 #include "cli/usage.h"
-
-static const char exit_codes_text[] =
-	"Exit codes: 0 ok, 1 kernel or library failure, 2 bad usage, 3 invalid config\n"
-	"(replay: or capture), 4 environment (not root, unknown interface, no BTF/XDP),\n"
-	"5 already/not loaded.\n";
 
 /* Appends to buf, which holds n chars; returns the new length. */
 __attribute__((format(printf, 4, 5))) static size_t append(char *buf, size_t size, size_t n,
@@ -20,6 +16,28 @@ __attribute__((format(printf, 4, 5))) static size_t append(char *buf, size_t siz
 	n += vsnprintf(buf + n, size - n, fmt, ap);
 	va_end(ap);
 	return n < size ? n : size - 1;
+}
+
+/* "Exit codes: 0 ok, 1 ...", from the table in cli/exit.h, wrapped
+ * before column 80. */
+static void print_exit_codes(FILE *out)
+{
+#define FG_EXIT_BRIEF(name, code, brief, sentence) " " #code " " brief ","
+	char text[] = "Exit codes:" FG_EXIT_CODES(FG_EXIT_BRIEF);
+#undef FG_EXIT_BRIEF
+	size_t column = 0, len;
+	char *word;
+
+	text[strlen(text) - 1] = '.';
+	for (word = strtok(text, " "); word; word = strtok(NULL, " ")) {
+		len = strlen(word);
+		if (column && column + 1 + len >= 80) {
+			fputc('\n', out);
+			column = 0;
+		}
+		column += (size_t)fprintf(out, "%s%s", column ? " " : "", word);
+	}
+	fputc('\n', out);
 }
 
 /* An option as a synopsis shows it: "-c FILE", "--hook xdp|tc", "--json". */
@@ -75,10 +93,11 @@ void fg_cli_print_usage(FILE *out)
 			    fg_cli_commands[i].help);
 	print_entry(out, "help [COMMAND]", "this text, or one command's options");
 	print_entry(out, "help --list", "every command and its options, one line each");
-	print_entry(out, "--version", "print the version");
+	print_entry(out, "--version", "the version, build, libraries and kernel features");
 	fputc('\n', out);
 	print_entry(out, "-v, -vv", "more logging; -vv adds libbpf/libxdp debug output");
-	fprintf(out, "\n%s", exit_codes_text);
+	fputc('\n', out);
+	print_exit_codes(out);
 	fprintf(out, "Run 'floodgate COMMAND --help' for one command's options.\n");
 }
 
@@ -93,7 +112,8 @@ void fg_cli_print_command_usage(const struct fg_cli_command *cmd, FILE *out)
 	for (i = 0; (o = fg_cli_option_at(cmd->options, i)); i++)
 		print_entry(out, fg_cli_option_term(o, line, sizeof(line)),
 			    fg_cli_option_help(o, help, sizeof(help)));
-	fprintf(out, "\n%s", exit_codes_text);
+	fputc('\n', out);
+	print_exit_codes(out);
 }
 
 /* "--config,-c=FILE!": the long name, the letter, the value, ! if required. */

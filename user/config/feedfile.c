@@ -246,5 +246,6 @@ static int parse_file_errors(struct fg_parser *p, const struct fg_key *key, void
 	return 0;
 }
 
-const struct fg_key_type fg_type_feed_file = {.parse = parse_feed_file};
-const struct fg_key_type fg_type_file_errors = {.parse = parse_file_errors};
+const struct fg_key_type fg_type_feed_file = {.parse = parse_feed_file, .syntax = "FILE"};
+const struct fg_key_type fg_type_file_errors = {.parse = parse_file_errors,
+						.syntax = "fail | skip"};

@@ -58,7 +58,8 @@ static void format_choice(const struct fg_key *key, __u64 value, char *buf, size
 	snprintf(buf, size, "%llu", (unsigned long long)value);
 }
 
-const struct fg_key_type fg_type_choice = {.parse = parse_choice, .format = format_choice};
+const struct fg_key_type fg_type_choice = {
+	.parse = parse_choice, .format = format_choice, .syntax = "WORD"};
 
 static int parse_uint(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
 {
@@ -78,7 +79,7 @@ static void format_uint(const struct fg_key *key, __u64 value, char *buf, size_t
 	snprintf(buf, size, "%llu", (unsigned long long)value);
 }
 
-const struct fg_key_type fg_type_uint = {.parse = parse_uint, .format = format_uint};
+const struct fg_key_type fg_type_uint = {.parse = parse_uint, .format = format_uint, .syntax = "N"};
 
 /* off | COUNT/UNIT (UNIT: ms, s, min, h), COUNT up to `max` a second; off
  * is COUNT 0. The field is the count; the period goes beside it. */
@@ -96,7 +97,8 @@ static int parse_rate_or_off(struct fg_parser *p, const struct fg_key *key, void
 	return 0;
 }
 
-const struct fg_key_type fg_type_rate_or_off = {.parse = parse_rate_or_off};
+const struct fg_key_type fg_type_rate_or_off = {.parse = parse_rate_or_off,
+						.syntax = "COUNT/UNIT | off"};
 
 static int parse_duration_in(struct fg_parser *p, const char *what,
 			     const struct fg_duration_range *range, const char *v, __u64 *ns)
@@ -117,7 +119,7 @@ static int parse_duration(struct fg_parser *p, const struct fg_key *key, void *b
 	return 0;
 }
 
-const struct fg_key_type fg_type_duration = {.parse = parse_duration};
+const struct fg_key_type fg_type_duration = {.parse = parse_duration, .syntax = "DURATION"};
 
 const struct fg_duration_range fg_ban_duration = {
 	.min_ns = 0,
@@ -145,7 +147,7 @@ static int parse_interface(struct fg_parser *p, const struct fg_key *key, void *
 	return 0;
 }
 
-const struct fg_key_type fg_type_interface = {.parse = parse_interface};
+const struct fg_key_type fg_type_interface = {.parse = parse_interface, .syntax = "IFACE"};
 
 /* action = drop | monitor | ban DURATION */
 static int parse_action(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
@@ -170,7 +172,8 @@ static int parse_action(struct fg_parser *p, const struct fg_key *key, void *bas
 			   v);
 }
 
-const struct fg_key_type fg_type_action = {.parse = parse_action};
+const struct fg_key_type fg_type_action = {.parse = parse_action,
+					   .syntax = "drop | monitor | ban DURATION"};
 
 /* Reports what follows the number of a rate or burst as a bad unit. */
 static int bad_unit(struct fg_parser *p, const char *what, const char *v, const char *unit,
@@ -444,10 +447,10 @@ static int parse_flags(struct fg_parser *p, const struct fg_key *key, void *base
 	return 0;
 }
 
-const struct fg_key_type fg_type_rate = {.parse = parse_rate};
-const struct fg_key_type fg_type_burst = {.parse = parse_burst};
-const struct fg_key_type fg_type_redis = {.parse = parse_redis};
-const struct fg_key_type fg_type_key_prefix = {.parse = parse_key_prefix};
-const struct fg_key_type fg_type_secret = {.parse = parse_secret_file};
-const struct fg_key_type fg_type_url = {.parse = parse_url};
-const struct fg_key_type fg_type_flags = {.parse = parse_flags};
+const struct fg_key_type fg_type_rate = {.parse = parse_rate, .syntax = "COUNT/PERIOD"};
+const struct fg_key_type fg_type_burst = {.parse = parse_burst, .syntax = "COUNT"};
+const struct fg_key_type fg_type_redis = {.parse = parse_redis, .syntax = "HOST:PORT | unix:PATH"};
+const struct fg_key_type fg_type_key_prefix = {.parse = parse_key_prefix, .syntax = "WORD"};
+const struct fg_key_type fg_type_secret = {.parse = parse_secret_file, .syntax = "FILE"};
+const struct fg_key_type fg_type_url = {.parse = parse_url, .syntax = "URL"};
+const struct fg_key_type fg_type_flags = {.parse = parse_flags, .syntax = "WORD[, WORD ...]"};

@@ -36,6 +36,8 @@ struct fg_key_type {
 	/* A number `key` holds, as the config writes it (for the reload
 	 * refusal of keys fixed at load); NULL for types nothing fixes. */
 	void (*format)(const struct fg_key *key, __u64 value, char *buf, size_t size);
+	/* How a value is written, for floodgate.conf(5): "COUNT/PERIOD". */
+	const char *syntax;
 };
 
 /* How a reload learns what the load set a fixed key to. */

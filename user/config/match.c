@@ -384,7 +384,9 @@ static int parse_access_src(struct fg_parser *p, const struct fg_key *key, void 
 	return 0;
 }
 
-const struct fg_key_type fg_type_match = {.parse = parse_match};
-const struct fg_key_type fg_type_src = {.parse = parse_src};
-const struct fg_key_type fg_type_per = {.parse = parse_per};
-const struct fg_key_type fg_type_access_src = {.parse = parse_access_src};
+const struct fg_key_type fg_type_match = {
+	.parse = parse_match, .syntax = "PROTO [dport LIST] [sport LIST] [syn] [size LO-HI]"};
+const struct fg_key_type fg_type_src = {.parse = parse_src, .syntax = "CIDR[, CIDR ...]"};
+const struct fg_key_type fg_type_per = {.parse = parse_per, .syntax = "src/V4 [src/V6] | global"};
+const struct fg_key_type fg_type_access_src = {.parse = parse_access_src,
+					       .syntax = "CIDR[, CIDR ...]"};

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "attach/features.h"
 #include "base/log.h"
 #include "config/feedfile.h"
 #include "config/filemode.h"
@@ -79,9 +80,9 @@ int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct 
 
 int fg_step_check_environment(const char *ifname, unsigned int *ifindex, struct fg_err *err)
 {
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!fg_kernel_has_btf())
 		return fg_fail(err, FG_ERR_ENV,
-			       "this kernel has no BTF (/sys/kernel/btf/vmlinux); floodgate needs "
+			       "this kernel has no BTF (" FG_KERNEL_BTF_PATH "); floodgate needs "
 			       "CONFIG_DEBUG_INFO_BTF=y and Linux >= 5.15");
 	*ifindex = if_nametoindex(ifname);
 	if (!*ifindex)
