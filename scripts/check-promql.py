@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every metric the Prometheus rules and the Grafana dashboard name is one
-`floodgate run` exports.
+`floodgate run` exports, and every label they group, match or print by is
+one of its labels (or Prometheus' job and instance): no per-source series.
 
 The exported names come from the code that writes /metrics: the counter
 lists (include/fg_counters.h, user/service/crowdsec.h) and the families
@@ -22,6 +23,9 @@ import sys
 import yaml
 
 PROMETHEUS_OWN = {"up"}
+PROMETHEUS_LABELS = {"job", "instance"}
+# label="..." as the renderers write it (an escaped quote in a C string)
+LABEL_IN_CODE = re.compile(r"([a-z_]+)=\\\"")
 NAME = r"([a-z][a-z0-9_]*)"
 CODE_PATTERNS = [
     # X(field, "metric", ...) rows of the counter lists
@@ -50,6 +54,27 @@ def exported(root):
     return names | PROMETHEUS_OWN
 
 
+def exported_labels(root):
+    labels = set()
+    for path in glob.glob(os.path.join(root, "user/service/metrics*.c")):
+        labels.update(LABEL_IN_CODE.findall(open(path).read()))
+    return labels | PROMETHEUS_LABELS
+
+
+def label_names(expr, legend=""):
+    """The labels an expression matches or groups by, and a legend prints."""
+    labels = set(re.findall(r"\{\{\s*([a-zA-Z_]\w*)\s*\}\}", legend))
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    for matchers in re.findall(r"\{([^}]*)\}", text):
+        labels.update(re.findall(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)", matchers))
+    for names in re.findall(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)",
+                            text):
+        labels.update(n.strip() for n in names.split(",") if n.strip())
+    text = re.sub(r"\{[^}]*\}", " ", text)
+    labels.update(re.findall(r"\blabel_values\s*\([^,()]*,\s*(\w+)\s*\)", text))
+    return labels
+
+
 def metric_names(expr):
     """The metric names a PromQL expression (or a Grafana variable query)
     selects: identifiers that are not functions, keywords or labels."""
@@ -72,7 +97,7 @@ def rules_exprs(path):
     doc = yaml.safe_load(open(path))
     for group in doc.get("groups", []):
         for rule in group.get("rules", []):
-            yield rule.get("alert") or rule.get("record"), rule["expr"]
+            yield rule.get("alert") or rule.get("record"), rule["expr"], ""
 
 
 def dashboard_exprs(path):
@@ -83,10 +108,10 @@ def dashboard_exprs(path):
             here = node.get("title") or node.get("name") or where
             for key, value in node.items():
                 if key == "expr" and isinstance(value, str):
-                    yield here, value
+                    yield here, value, node.get("legendFormat", "")
                 elif key in ("query", "definition") and isinstance(value, str) and \
                         node.get("type") == "query":
-                    yield here, value
+                    yield here, value, ""
                 else:
                     yield from walk(value, here)
         elif isinstance(node, list):
@@ -105,8 +130,10 @@ def main():
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     known = exported(args.root)
+    labels = exported_labels(args.root)
     if args.list:
         print("\n".join(sorted(known)))
+        print("labels: " + " ".join(sorted(labels)))
         return 0
     bad = []
     if args.scrape:
@@ -121,7 +148,9 @@ def main():
             exprs = list((rules_exprs if kind == "rules" else dashboard_exprs)(path))
             if not exprs:
                 bad.append(f"{path}: no expressions found")
-            for where, expr in exprs:
+            for where, expr, legend in exprs:
+                for label in sorted(label_names(expr, legend) - labels):
+                    bad.append(f"{path}: {where}: label {label} is not one floodgate exports")
                 names = metric_names(expr)
                 if not names:
                     bad.append(f"{path}: {where}: names no metric: {expr}")
