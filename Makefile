@@ -265,6 +265,7 @@ soak:
 # by default), with the binary's path filled in. The sample config is not
 # made /etc/floodgate/IFACE.conf: that is the operator's to write. The
 # fail2ban action goes where fail2ban looks (used only by a jail naming it).
+# The Grafana dashboard and the Prometheus rules go to PREFIX/share/floodgate.
 install: $(BUILD)/floodgate $(MAN_PAGES)
 	install -D -m 0755 $(BUILD)/floodgate $(DESTDIR)$(PREFIX)/sbin/floodgate
 	install -d -m 0755 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5
@@ -282,6 +283,10 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 		systemd/floodgate@.service >$(DESTDIR)$(UNITDIR)/floodgate@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/floodgate@.service
+	install -D -m 0644 grafana/floodgate-dashboard.json \
+		$(DESTDIR)$(PREFIX)/share/floodgate/grafana/floodgate-dashboard.json
+	install -D -m 0644 prometheus/floodgate-rules.yml \
+		$(DESTDIR)$(PREFIX)/share/floodgate/prometheus/floodgate-rules.yml
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

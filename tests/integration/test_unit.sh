@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The systemd unit: `make install` into a scratch root puts the binary, the
-# unit (with its paths filled in) and a sample config in place, the unit
+# unit (with its paths filled in), a sample config, the Grafana dashboard
+# and the Prometheus rules in place, the unit
 # keeps the host's /sys/fs/bpf writable, and `systemd-analyze verify` finds
 # nothing to say about it.
 source "$(dirname "$0")/lib.sh"
@@ -14,6 +15,10 @@ UNIT=$ROOT/usr/local/lib/systemd/system/floodgate@.service
 expect_exit 0 "make install DESTDIR=..." make -s -C "$REPO" install DESTDIR="$ROOT"
 check "the binary is installed" test -x "$ROOT/usr/local/sbin/floodgate"
 check "the unit is installed" test -f "$UNIT"
+check "the Grafana dashboard is installed" \
+	test -f "$ROOT/usr/local/share/floodgate/grafana/floodgate-dashboard.json"
+check "the Prometheus rules are installed" \
+	test -f "$ROOT/usr/local/share/floodgate/prometheus/floodgate-rules.yml"
 check "a sample config is installed, 0600" \
 	test "$(stat -c %a "$ROOT/etc/floodgate/example.conf.sample")" = 600
 check "the unit runs the installed binary with --keep" \
