@@ -40,7 +40,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
+.PHONY: all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install deb clean format check-format soak
 
 all: $(BUILD)/floodgate
 
@@ -245,7 +245,7 @@ soak:
 # fail2ban action goes where fail2ban looks (used only by a jail naming it).
 install: $(BUILD)/floodgate
 	install -D -m 0755 $(BUILD)/floodgate $(DESTDIR)$(PREFIX)/sbin/floodgate
-	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/floodgate.conf.sample
+	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/examples/floodgate.conf.sample
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate
 	install -m 0600 floodgate.conf.sample $(DESTDIR)$(SYSCONFDIR)/floodgate/example.conf.sample
@@ -255,6 +255,16 @@ install: $(BUILD)/floodgate
 	sed -e 's|@SBINDIR@|$(PREFIX)/sbin|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 		systemd/floodgate@.service >$(DESTDIR)$(UNITDIR)/floodgate@.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/floodgate@.service
+
+# The Debian package (debian/; README "Debian package"): built in
+# debian/build, never in ./build, and without the tests. dpkg-buildpackage
+# writes to ../: its files are moved to build/deb/.
+DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
+deb:
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb
+	$(Q)DEB_BUILD_OPTIONS="nocheck $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
+	$(Q)find .. -maxdepth 1 -name 'floodgate*_$(DEB_VERSION)_*' -exec mv -t $(BUILD)/deb/ {} +
+	$(Q)ls $(BUILD)/deb/*.deb
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

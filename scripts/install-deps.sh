@@ -22,7 +22,7 @@ packages=(
 	libjansson-dev libmnl-dev
 	fail2ban
 	libcurl4-openssl-dev crowdsec
-	debhelper lintian
+	debhelper lintian mmdebstrap
 )
 case "${1:-}" in
 '') ;;
