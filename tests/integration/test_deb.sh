@@ -11,7 +11,9 @@
 # floodgate. Building it takes some 100 s and the network, so it is built
 # once per machine and Depends line and kept as a tarball in
 # $FG_DEB_ROOT_CACHE (/var/cache/floodgate-tests); each run unpacks a fresh
-# copy (about 1 s). `dpkg -i` in it runs the real install: the dependency
+# copy (about 1 s). So is the buildd root (build-essential and the
+# Build-Depends, some 130 s once) in which the package is built a second
+# time, offline, to show that Build-Depends lists all the build needs. `dpkg -i` in it runs the real install: the dependency
 # check, the maintainer scripts, the conffile handling.
 #
 # Not under the lab lock and not in a network namespace (lib.sh's lab):
@@ -35,6 +37,33 @@ ROOT=$WORK/root
 CACHE=${FG_DEB_ROOT_CACHE:-/var/cache/floodgate-tests}
 MIRROR=${FG_DEB_MIRROR:-http://deb.debian.org/debian}
 
+# unpack_clean_root VARIANT PACKAGES DIR: a fresh copy of the clean root
+# `mmdebstrap --variant=VARIANT --include=PACKAGES bookworm`, into DIR,
+# from the tarball cached for that pair (built first when missing).
+unpack_clean_root() {
+	local variant=$1 include=$2 dir=$3 tarball partial start
+	tarball=$CACHE/bookworm-$variant-$(echo "$include" | sha256sum | cut -c1-16).tar
+	if [ ! -s "$tarball" ]; then
+		mkdir -p "$CACHE"
+		start=$SECONDS
+		# mmdebstrap picks the output's format from its name: keep .tar last.
+		partial=${tarball%.tar}.partial.tar
+		if ! mmdebstrap --variant="$variant" --include="$include" bookworm "$partial" \
+			"$MIRROR" </dev/null >"$WORK/mmdebstrap.log" 2>&1; then
+			tail -n 20 "$WORK/mmdebstrap.log"
+			rm -f "$partial"
+			not_ok "mmdebstrap from $MIRROR failed (its log's end is above)"
+			return 1
+		fi
+		mv "$partial" "$tarball"
+		ok "built the clean root $(basename "$tarball") in $((SECONDS - start)) s"
+	fi
+	mkdir "$dir" && tar -xf "$tarball" -C "$dir" || {
+		not_ok "cannot unpack $tarball"
+		return 1
+	}
+}
+
 # 1. Build.
 VERSION=$(cd "$REPO" && dpkg-parsechangelog -S Version)
 DEB=$REPO/build/deb/floodgate_${VERSION}_$(dpkg --print-architecture).deb
@@ -49,6 +78,29 @@ check "the build ran no test (nocheck)" bash -c "! grep -q 'run-tests.sh' '$WORK
 check "dpkg-buildpackage left nothing in ../" \
 	bash -c "! ls '$REPO'/../floodgate*_${VERSION}_* 2>/dev/null | grep -q ."
 
+# 1b. Build-Depends are enough: the same build in a clean buildd root
+# (build-essential) with only the Build-Depends added, without network.
+build_depends=$(sed -n '/^Build-Depends:/,/^$/p' "$REPO/debian/control" |
+	sed -e 's/^Build-Depends://' -e 's/([^)]*)//g' | tr -d ' \n' | sed 's/,$//')
+if unpack_clean_root buildd "$build_depends" "$WORK/buildd"; then
+	mkdir "$WORK/buildd/src" "$WORK/buildd/src/floodgate"
+	# The tree as it is, tracked and new files alike, without ./build.
+	(cd "$REPO" && git ls-files -co --exclude-standard -z | tar -c --null -T - 2>/dev/null) |
+		tar -x -C "$WORK/buildd/src/floodgate"
+	start=$SECONDS
+	if unshare -n -- chroot "$WORK/buildd" sh -c 'cd /src/floodgate &&
+		DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b' >"$WORK/buildd.log" 2>&1; then
+		ok "dpkg-buildpackage with only the Build-Depends, offline, in $((SECONDS - start)) s"
+		dpkg -c "$DEB" | awk '{ print $1, $6 }' >"$WORK/host-contents"
+		dpkg -c "$WORK/buildd/src/$(basename "$DEB")" | awk '{ print $1, $6 }' >"$WORK/buildd-contents"
+		check "  ... gives the same files as make deb" cmp -s "$WORK/host-contents" "$WORK/buildd-contents"
+	else
+		tail -n 20 "$WORK/buildd.log"
+		not_ok "dpkg-buildpackage with only the Build-Depends failed (its log's end is above)"
+	fi
+	rm -rf --one-file-system "$WORK/buildd"
+fi
+
 # 2. lintian: no error, and each warning is one the README justifies.
 lintian --fail-on error "$DEB" >"$WORK/lintian" 2>&1
 rc=$?
@@ -59,27 +111,7 @@ done
 
 # 3. The clean root.
 depends=$(dpkg-deb -f "$DEB" Depends | sed -e 's/([^)]*)//g' -e 's/[[:space:]]//g')
-TARBALL=$CACHE/bookworm-apt-$(echo "man-db,$depends" | sha256sum | cut -c1-16).tar
-if [ ! -s "$TARBALL" ]; then
-	mkdir -p "$CACHE"
-	start=$SECONDS
-	# mmdebstrap picks the output's format from its name: keep .tar last.
-	partial=${TARBALL%.tar}.partial.tar
-	if ! mmdebstrap --variant=apt --include="man-db,$depends" bookworm "$partial" \
-		"$MIRROR" </dev/null >"$WORK/mmdebstrap.log" 2>&1; then
-		tail -n 20 "$WORK/mmdebstrap.log"
-		rm -f "$partial"
-		not_ok "mmdebstrap from $MIRROR failed (its log's end is above)"
-		finish
-	fi
-	mv "$partial" "$TARBALL"
-	ok "built the clean root $(basename "$TARBALL") in $((SECONDS - start)) s"
-fi
-mkdir "$ROOT"
-tar -xf "$TARBALL" -C "$ROOT" || {
-	not_ok "cannot unpack $TARBALL"
-	finish
-}
+unpack_clean_root apt "man-db,$depends" "$ROOT" || finish
 mount -t proc proc "$ROOT/proc"
 in_root() { chroot "$ROOT" "$@"; }
 check "the clean root has no floodgate" bash -c "! chroot '$ROOT' dpkg -s floodgate >/dev/null 2>&1"
