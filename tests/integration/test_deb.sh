@@ -58,10 +58,10 @@ unpack_clean_root() {
 		mv "$partial" "$tarball"
 		ok "built the clean root $(basename "$tarball") in $((SECONDS - start)) s"
 	fi
-	mkdir "$dir" && tar -xf "$tarball" -C "$dir" || {
+	if ! mkdir "$dir" || ! tar -xf "$tarball" -C "$dir"; then
 		not_ok "cannot unpack $tarball"
 		return 1
-	}
+	fi
 }
 
 # 1. Build.
@@ -170,7 +170,7 @@ expected_left=$(
 		done
 	done | sort -u | comm -13 "$WORK/before" -
 )
-check "dpkg -r leaves only the conffiles: left [$(echo $left)], expected [$(echo $expected_left)]" \
+check "dpkg -r leaves only the conffiles: left [$(tr '\n' ' ' <<<"$left")], expected [$(tr '\n' ' ' <<<"$expected_left")]" \
 	test "$(grep -v '^\./var/lib/dpkg/info/floodgate\.' <<<"$left")" = "$expected_left"
 check "  ... and no binary" test ! -e "$ROOT/usr/sbin/floodgate"
 for f in $conffiles; do
@@ -178,7 +178,7 @@ for f in $conffiles; do
 done
 
 # 6. Purge: the conffiles and the state floodgate writes go; the root is as it was.
-mkdir -p -m 0700 "$ROOT/var/lib/floodgate"
+mkdir -m 0700 "$ROOT/var/lib/floodgate"
 echo "# floodgate bans" >"$ROOT/var/lib/floodgate/eth0.bans"
 echo "# fleet bans" >"$ROOT/var/lib/floodgate/fleet-bans.eth0"
 out=$(in_root dpkg -P floodgate 2>&1)
