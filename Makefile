@@ -42,7 +42,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: FORCE all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install clean format check-format soak
+.PHONY: FORCE all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install deb clean format check-format soak
 
 # floodgate(8) and floodgate.conf(5): docs/man/'s templates, whose lists
 # the binary writes from its tables (user/cli/manpage.c).
@@ -273,7 +273,7 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 	gzip -9n <$(BUILD)/man/floodgate.conf.5 >$(DESTDIR)$(MANDIR)/man5/floodgate.conf.5.gz
 	chmod 0644 $(DESTDIR)$(MANDIR)/man8/floodgate.8.gz $(DESTDIR)$(MANDIR)/man5/floodgate.conf.5.gz
 	install -D -m 0644 completion/floodgate $(DESTDIR)$(BASHCOMPDIR)/floodgate
-	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/floodgate.conf.sample
+	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/examples/floodgate.conf.sample
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate
 	install -m 0600 floodgate.conf.sample $(DESTDIR)$(SYSCONFDIR)/floodgate/example.conf.sample
@@ -287,6 +287,16 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 		$(DESTDIR)$(PREFIX)/share/floodgate/grafana/floodgate-dashboard.json
 	install -D -m 0644 prometheus/floodgate-rules.yml \
 		$(DESTDIR)$(PREFIX)/share/floodgate/prometheus/floodgate-rules.yml
+
+# The Debian package (debian/; README "Debian package"): built in
+# debian/build, never in ./build, and without the tests. dpkg-buildpackage
+# writes to ../: its files are moved to build/deb/.
+DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
+deb:
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb
+	$(Q)DEB_BUILD_OPTIONS="nocheck $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
+	$(Q)find .. -maxdepth 1 -name 'floodgate*_$(DEB_VERSION)_*' -exec mv -t $(BUILD)/deb/ {} +
+	$(Q)ls $(BUILD)/deb/*.deb
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Install every Debian 12 package that floodgate's build, tests, demo and
-# benchmark need. Idempotent: packages already present are left alone, and
-# apt is not touched at all when nothing is missing.
+# Install every Debian 12 package that floodgate's build, tests, demo,
+# benchmark and Debian package need. Idempotent: packages already present
+# are left alone, and apt is not touched at all when nothing is missing.
+# Quiet: one line naming what it installs, and nothing when nothing is
+# missing; apt's output is kept in a temporary log and shown only when apt
+# fails (the script then exits with apt's code).
 #   install-deps.sh           the build, tests, demo and benchmark
 #   install-deps.sh kernels   also what `make test-kernels` needs (qemu, busybox)
 set -euo pipefail
@@ -20,6 +23,7 @@ packages=(
 	fail2ban
 	libcurl4-openssl-dev crowdsec
 	mandoc
+	debhelper lintian mmdebstrap
 )
 case "${1:-}" in
 '') ;;
@@ -46,13 +50,16 @@ done
 # which fails offline; it skips that when the credentials file is not
 # empty. The tests run the Local API alone, so its config must not name an
 # online client either (README, "CrowdSec").
+# FG_CROWDSEC_ETC: tests/scripts/test_install_deps.sh points it at a scratch
+# directory.
+CROWDSEC_ETC=${FG_CROWDSEC_ETC:-/etc/crowdsec}
 crowdsec_offline_before() {
-	local creds=/etc/crowdsec/online_api_credentials.yaml
-	mkdir -p /etc/crowdsec
+	local creds=$CROWDSEC_ETC/online_api_credentials.yaml
+	mkdir -p "$CROWDSEC_ETC"
 	[ -s "$creds" ] || echo "# offline: no Central API (floodgate's install-deps.sh)" >"$creds"
 }
 crowdsec_offline_after() {
-	local conf=/etc/crowdsec/config.yaml
+	local conf=$CROWDSEC_ETC/config.yaml
 	grep -q '^[[:space:]]*online_client:' "$conf" 2>/dev/null || return 0
 	# Delete the block: its line and the deeper-indented lines below it.
 	awk '
@@ -71,6 +78,18 @@ fi
 echo "install-deps.sh: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 crowdsec_offline_before
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# quietly CMD...: runs CMD with its output in $log; on failure prints the
+# log and exits with CMD's code.
+quietly() {
+	local rc=0
+	"$@" >>"$log" 2>&1 || rc=$?
+	[ "$rc" -eq 0 ] && return 0
+	echo "install-deps.sh: '$*' failed (exit $rc); its output:" >&2
+	cat "$log" >&2
+	exit "$rc"
+}
+quietly apt-get update -qq
+quietly apt-get install -y -qq --no-install-recommends "${missing[@]}"
 crowdsec_offline_after
