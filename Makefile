@@ -42,7 +42,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: FORCE all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install deb clean format check-format soak
+.PHONY: FORCE all deps tests test check-layers check-mutants mutants test-kernels unit-test prog-test integration-test demo bench profile install deb test-index clean format check-format soak
 
 # floodgate(8) and floodgate.conf(5): docs/man/'s templates, whose lists
 # the binary writes from its tables (user/cli/manpage.c).
@@ -69,7 +69,7 @@ FLOOD_CHECK := $(BUILD)/flood_check.bpf.o
 BENCH_BPF   := $(BUILD)/baseline.bpf.o $(BUILD)/simplest.bpf.o
 # tests/fixtures: BPF programs the integration tests attach beside floodgate.
 FIXTURES    := $(patsubst tests/fixtures/%.bpf.c,$(BUILD)/%.bpf.o,$(wildcard tests/fixtures/*.bpf.c))
-# user/ holds one folder per layer (README, Layout; scripts/check-layers.py).
+# user/ holds one folder per layer (docs/layout.md, Layout; scripts/check-layers.py).
 USER_MAIN := user/cli/main.c
 USER_SRCS := $(filter-out $(USER_MAIN),$(wildcard user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
@@ -137,7 +137,7 @@ $(FLOOD_BIN): $(FLOOD_OBJS) $(BUILD)/user/base/log.o
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/*.c))
 # The BPF_PROG_TEST_RUN tests: one binary, test_prog; each other file of
 # tests/prog/ is a feature whose tests list-tests.sh lists from their
-# declarations into prog_tests.h (README, Tests).
+# declarations into prog_tests.h (docs/testing.md, Tests).
 PROG_HDRS     := $(wildcard tests/prog/*.h)
 PROG_SHARED   := tests/prog/main.c tests/prog/fixtures.c
 PROG_FEATURES := $(filter-out $(PROG_SHARED),$(sort $(wildcard tests/prog/*.c)))
@@ -275,6 +275,8 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 	install -D -m 0644 completion/floodgate $(DESTDIR)$(BASHCOMPDIR)/floodgate
 	install -D -m 0644 floodgate.conf.sample $(DESTDIR)$(DOCDIR)/examples/floodgate.conf.sample
 	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -d -m 0755 $(DESTDIR)$(DOCDIR)/docs
+	install -m 0644 docs/*.md $(DESTDIR)$(DOCDIR)/docs/
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/floodgate
 	install -m 0600 floodgate.conf.sample $(DESTDIR)$(SYSCONFDIR)/floodgate/example.conf.sample
 	install -D -m 0644 fail2ban/floodgate.conf $(DESTDIR)$(DOCDIR)/fail2ban/floodgate.conf
@@ -288,7 +290,7 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 	install -D -m 0644 prometheus/floodgate-rules.yml \
 		$(DESTDIR)$(PREFIX)/share/floodgate/prometheus/floodgate-rules.yml
 
-# The Debian package (debian/; README "Debian package"): built in
+# The Debian package (debian/; docs/service.md "Debian package"): built in
 # debian/build, never in ./build, and without the tests. dpkg-buildpackage
 # writes to ../: its files are moved to build/deb/.
 DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
@@ -297,6 +299,11 @@ deb:
 	$(Q)DEB_BUILD_OPTIONS="nocheck $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
 	$(Q)find .. -maxdepth 1 -name 'floodgate*_$(DEB_VERSION)_*' -exec mv -t $(BUILD)/deb/ {} +
 	$(Q)ls $(BUILD)/deb/*.deb
+
+# Each test file's opening comment, file by file: the tests' only index
+# (docs/testing.md).
+test-index:
+	$(Q)scripts/test-index.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

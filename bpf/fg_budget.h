@@ -25,7 +25,7 @@ static __always_inline __u32 fg_key_hash(const struct fg_source_key *key)
  * to way 1 (and evicting that way's). A spoofed flood of R packets a
  * second per CPU keeps a source in memory for about FG_RECENT_SETS / R
  * seconds: two more misses in its set evict it, while a source that keeps
- * sending keeps its place (docs in README, Flood resilience). */
+ * sending keeps its place (docs in docs/flood-resilience.md, Flood resilience). */
 static __always_inline __u32 fg_sightings(const struct fg_source_key *key)
 {
 	__u32 zero = 0, hash = fg_key_hash(key), set = hash >> 20, tag = hash & ~FG_SIGHTINGS_MASK;

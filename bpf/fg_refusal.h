@@ -47,7 +47,7 @@ static __always_inline bool fg_same_key4(const struct fg_source4_key *a,
  * later (admissions move it forward, refusals do not move it). The GCRA is
  * the policy's as it is now. Inlined in its one caller, which has this
  * CPU's global stats at hand: as a global function, with its own lookups,
- * a refusal took ~3 ns more (README, "What each per-packet step costs").
+ * a refusal took ~3 ns more (docs/design-costs.md, "What each per-packet step costs").
  */
 static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now,
 					     __u64 cost, const struct fg_gcra_params *gcra,

@@ -59,8 +59,8 @@ struct fg_fleet_state {
 	__u64 keys_held;       /* fleet_holds entries in force after the last sync */
 	__u64 bans_published;  /* local bans sent to the fleet */
 	__u64 bans_applied;    /* fleet bans copied into `bans` */
-	__u64 bans_refused; /* fleet bans from Redis refused (README, "What the fleet may ban") */
-	__u64 holds_capped; /* holds from Redis longer than the longest, cut to it */
+	__u64 bans_refused;    /* fleet bans from Redis refused (docs/fleet.md) */
+	__u64 holds_capped;    /* holds from Redis longer than the longest, cut to it */
 };
 
 _Static_assert(sizeof(struct fg_fleet_key) == 32, "fg_fleet_key");

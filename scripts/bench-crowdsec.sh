@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # The time from a CrowdSec decision stream of FG_BENCH_DECISIONS (default
-# 100,000) to as many bans in force (README, "CrowdSec"): a Local API of
+# 100,000) to as many bans in force (docs/crowdsec.md, "CrowdSec"): a Local API of
 # its own (tests/integration/lib.sh crowdsec_setup) holds the imported
 # decisions, `floodgate run` starts, and its first pull (the whole set)
 # is timed: the Local API's reply, then parse and apply. The bans table

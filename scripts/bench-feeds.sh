@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The feed-file benchmark (README, "Feed files"): the time `floodgate load`
+# The feed-file benchmark (docs/config.md, "Feed files"): the time `floodgate load`
 # and `floodgate reload` take to put 1,000,000 mixed IPv4/IPv6 prefixes
 # (scripts/feedgen.py, seed FG_FEEDS_SEED) into the datapath, against
 # `nft -f` loading the same prefixes into interval sets (`flags interval`,

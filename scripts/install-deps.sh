@@ -49,7 +49,7 @@ done
 # CrowdSec's post-install step registers with CrowdSec's online service,
 # which fails offline; it skips that when the credentials file is not
 # empty. The tests run the Local API alone, so its config must not name an
-# online client either (README, "CrowdSec").
+# online client either (docs/crowdsec.md, "CrowdSec").
 # FG_CROWDSEC_ETC: tests/scripts/test_install_deps.sh points it at a scratch
 # directory.
 CROWDSEC_ETC=${FG_CROWDSEC_ETC:-/etc/crowdsec}

@@ -77,7 +77,7 @@ churn_case() {
 	# after its creation is evicted first by the kernel's LRU, and is no
 	# threat to a known source. Without known4, one layer lost 38 of 200
 	# packets with REPEAT=2 (2 of 200 with 3); the built-in policy lost
-	# none in this lab either way (see README, "Known sources under
+	# none in this lab either way (see docs/flood-resilience.md, "Known sources under
 	# churn").
 	flood_on 0 --src 10.0.0.0/8 --repeat "$REPEAT" --duration "$FLOOD_SECONDS" >"$WORK/flood.json" &
 	local flood_pid=$!

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# floodgate as a CrowdSec bouncer (README, "CrowdSec"), against a real
+# floodgate as a CrowdSec bouncer (docs/crowdsec.md, "CrowdSec"), against a real
 # Local API of this suite's own (lib.sh crowdsec_setup: its database under
 # $WORK) and real veth traffic on fgA:
 # - api_key_file gets the config's trust check and must be readable by

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# The Debian package (README "Debian package"): `make deb` builds it,
-# lintian finds no error and only the warnings the README lists, and it
+# The Debian package (docs/service.md, "Debian package"): `make deb` builds it,
+# lintian finds no error and only the warnings docs/service.md lists, and it
 # installs with dpkg into a clean Debian 12 root, where floodgate runs,
 # checks the sample config, and its unit is present but not enabled; `dpkg
 # -r` leaves only the conffiles, and `dpkg -P` leaves the root as it was.
@@ -101,12 +101,12 @@ if unpack_clean_root buildd "$build_depends" "$WORK/buildd"; then
 	rm -rf --one-file-system "$WORK/buildd"
 fi
 
-# 2. lintian: no error, and each warning is one the README justifies.
+# 2. lintian: no error, and each warning is one docs/service.md justifies.
 lintian --fail-on error "$DEB" >"$WORK/lintian" 2>&1
 rc=$?
 check "lintian: no error (exit $rc): $(grep '^E:' "$WORK/lintian" | tr '\n' ' ')" test "$rc" -eq 0
 for tag in $(sed -n 's/^W: floodgate[^:]*: \([a-z0-9-]*\).*/\1/p' "$WORK/lintian" | sort -u); do
-	check "lintian warning $tag is listed in the README" grep -q "^| \`$tag\`" "$REPO/README.md"
+	check "lintian warning $tag is listed in docs/service.md" grep -q "^| \`$tag\`" "$REPO/docs/service.md"
 done
 
 # 3. The clean root.
@@ -145,13 +145,15 @@ missing=$(while read -r f; do [ -e "$ROOT$f" ] || echo "$f"; done <"$WORK/listed
 check "every listed file is in the root${missing:+: missing $missing}" test -z "$missing"
 conffiles=$(in_root dpkg-query -W -f='${Conffiles}\n' floodgate | awk 'NF { print $1 }' | sort)
 check "the fail2ban action is a conffile" grep -qx /etc/fail2ban/action.d/floodgate.conf <<<"$conffiles"
-# The man pages come from another branch of issue 26: until the package
-# has floodgate(8), there is nothing for man to find.
-if grep -q '^/usr/share/man/man8/floodgate\.8' "$WORK/listed"; then
-	expect_exit 0 "man -w floodgate" in_root man -w floodgate
-else
-	ok "no floodgate(8) in the package yet: man -w not checked"
-fi
+expect_exit 0 "man -w floodgate" in_root man -w floodgate
+expect_exit 0 "man -w 5 floodgate.conf" in_root man -w 5 floodgate.conf
+out=$(in_root env MANPAGER=cat COLUMNS=80 man floodgate.conf 2>&1)
+check "man floodgate.conf renders its [policy] section" grep -q 'policy' <<<"$out"
+for f in /usr/share/bash-completion/completions/floodgate \
+	/usr/share/floodgate/grafana/floodgate-dashboard.json \
+	/usr/share/floodgate/prometheus/floodgate-rules.yml; do
+	check "$f is installed" test -s "$ROOT$f"
+done
 
 # 5. Remove: only the conffiles (and their directories) and dpkg's record of
 # them stay; nothing is unloaded, and it says so.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # What `floodgate run` takes from Redis and gives to it as fleet bans and
-# holds (README, "What the fleet may ban"), against a real redis-server on
+# holds (docs/fleet.md, "What the fleet may ban"), against a real redis-server on
 # loopback and one host (fgA):
 # - a hostile ZADD of 0.0.0.0/0, ::/0, 10.0.0.0/8, a malformed member, a
 #   prefix covering an [allow] entry or one of the host's own addresses

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Fleet ban sync at scale (README, "What each sync sends"): one host (fgA)
+# Fleet ban sync at scale (docs/design-costs.md, "What each sync sends"): one host (fgA)
 # with FG_SCALE_LOCAL bans of its own (60,000 by default, written into
 # `bans` through bpftool batch) and a Redis holding FG_SCALE_REMOTE more
 # (40,000: 100,000 in all). Every local ban must reach Redis, and no sync

@@ -59,7 +59,7 @@ start=$(date +%s.%N)
 put_bans 172.16.0.0 100000
 end=$(date +%s.%N)
 echo "    100,000 bans put with bpftool batch in $(python3 -c "print(round($end - $start, 2))") s"
-# bpftool skipped runtime's bans_may_exist: a reload sets it (README, "Bans
+# bpftool skipped runtime's bans_may_exist: a reload sets it (docs/json.md, "Bans
 # need evidence"), as the datapath would otherwise skip the trie.
 expect_exit 0 "reload after bans written with bpftool (sets bans_may_exist)" \
 	"$FLOODGATE" reload fgA -c "$WORK/131072.conf"

@@ -3,7 +3,7 @@
 # The command line of the real binary, without a lab: every command's --help
 # and -h, -v/-vv, and the exit code and message of each kind of bad usage.
 # The commands, their arguments and the options each takes come from
-# `floodgate help --list` (README, CLI reference), so a command added to the
+# `floodgate help --list` (docs/cli.md, CLI reference), so a command added to the
 # table is tried here without a second list. Nothing here reaches the
 # kernel: every case stops before a command runs, except `check`, which only
 # reads a file.

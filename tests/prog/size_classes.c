@@ -73,7 +73,7 @@ FG_PROG_TEST(test_size_classes)
 	floodgate_bpf__destroy(skel);
 }
 
-/* The built-in policy (README "The built-in policy"), with a frozen clock so
+/* The built-in policy (docs/config.md "The built-in policy"), with a frozen clock so
  * that every count is a burst: small floods are held per source, large
  * datagrams and bulk TCP segments are never charged. */
 FG_PROG_TEST(test_builtin_policy)

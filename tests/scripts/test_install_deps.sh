@@ -48,7 +48,7 @@ export STUB_DIR=$work PATH="$work/bin:$PATH"
 export FG_CROWDSEC_ETC=$work/crowdsec
 
 # Every package the script asked for before it was made quiet (scripts/install-deps.sh
-# at issue 26); none may be dropped. Plus debhelper, lintian and mmdebstrap for the .deb and its test (README "Debian package").
+# at issue 26); none may be dropped. Plus debhelper, lintian and mmdebstrap for the .deb and its test (docs/service.md "Debian package").
 expected="build-essential clang llvm pkg-config make libbpf-dev bpftool libxdp-dev xdp-tools
 libelf-dev zlib1g-dev libcmocka-dev iproute2 ethtool util-linux nftables iptables gnuplot-nox
 python3 libpcap-dev tcpdump libsystemd-dev libmicrohttpd-dev prometheus iperf3 iputils-ping

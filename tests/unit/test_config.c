@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests of the config parser (user/config/). Run from the repo root. */
+/* The config parser (user/config/): every accepted config form, and every
+ * error with its FILE:LINE: and the part at fault. Run from the repo root. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -540,7 +541,7 @@ static void test_default_config(void **state)
 	assert_int_equal(cfg.table_full, FG_VERDICT_PASS);
 	assert_int_equal(cfg.n_policies, 5);
 
-	/* README "The built-in policy" explains each number. */
+	/* docs/config.md "The built-in policy" explains each number. */
 	assert_string_equal(cfg.policies[0].name, "syn");
 	assert_int_equal(cfg.policies[0].proto, IPPROTO_TCP);
 	assert_true(cfg.policies[0].syn_only);

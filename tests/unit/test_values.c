@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests of the value parsers (user/config/values.c), at and beyond each bound. */
+/* The value parsers shared by the config and the CLI (user/config/values.c):
+ * numbers, units, rates, byte amounts, durations, port ranges and CIDRs, at
+ * and just beyond each bound, with the part at fault named in the error. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -12,7 +12,7 @@
 void fg_cli_print_usage(FILE *out);
 /* One command's synopsis, help and options. */
 void fg_cli_print_command_usage(const struct fg_cli_command *cmd, FILE *out);
-/* One line per command, tab-separated, for scripts (README, CLI reference):
+/* One line per command, tab-separated, for scripts (docs/cli.md, CLI reference):
  * NAME, ARGS, root or -, OPTIONS, HELP. */
 void fg_cli_print_list(FILE *out);
 

@@ -3,7 +3,7 @@
 #include "config/config.h"
 
 const char fg_default_config[] =
-	"# floodgate built-in policy (floodgate load IFACE without -c); README explains it\n"
+	"# floodgate built-in policy (floodgate load IFACE without -c): docs/config.md\n"
 	"hook = xdp\n"
 	"xdp_mode = native\n"
 	"max_sources = 262144\n"

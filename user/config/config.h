@@ -29,7 +29,7 @@
 /* The largest config file read, in bytes: a bound on memory and time. */
 #define FG_CONFIG_MAX_BYTES    (1 << 20)
 
-/* [fleet]: bounds and defaults (README, "Fleet-wide limits"). */
+/* [fleet]: bounds and defaults (docs/fleet.md, "Fleet-wide limits"). */
 #define FG_FLEET_MIN_SYNC_NS	(10ULL * 1000 * 1000)
 #define FG_FLEET_MAX_SYNC_NS	(60ULL * 1000 * 1000 * 1000)
 #define FG_FLEET_DEFAULT_PREFIX "floodgate:"
@@ -68,7 +68,7 @@ struct fg_fleet_conf {
 	char password_file[FG_FLEET_PASS_PATH_LEN];
 	int password_file_line;
 	char user[FG_FLEET_USER_LEN];
-	/* What a fleet ban from Redis must be to be applied (README, "What
+	/* What a fleet ban from Redis must be to be applied (docs/fleet.md, "What
 	 * the fleet may ban"): at least this long a prefix, and at most
 	 * max_ban_ns long (longer ones, and "until unbanned", are cut to it). */
 	__u8 min_ban_prefix;
@@ -76,7 +76,7 @@ struct fg_fleet_conf {
 	__u64 max_ban_ns;
 };
 
-/* [crowdsec]: floodgate as a CrowdSec bouncer (README, "CrowdSec"). */
+/* [crowdsec]: floodgate as a CrowdSec bouncer (docs/crowdsec.md, "CrowdSec"). */
 #define FG_CROWDSEC_URL_LEN	 256
 #define FG_CROWDSEC_MIN_INTERVAL (100ULL * 1000 * 1000)
 #define FG_CROWDSEC_MAX_INTERVAL (3600ULL * 1000 * 1000 * 1000)

@@ -254,7 +254,7 @@ const struct fg_key fg_keys[] = {
 	{"max_ban", FLEET(max_ban_ns), .type = &fg_type_duration, .arg = &fleet_max_ban,
 	 .default_value = "24h", .example = "1h"},
 
-	/* [crowdsec] (README, "CrowdSec"); required: url and api_key_file
+	/* [crowdsec] (docs/crowdsec.md, "CrowdSec"); required: url and api_key_file
 	 * (config/validate.c), whose file is trust-checked by fg_config_read. */
 	{"url", CROWDSEC(url), .type = &fg_type_url, .example = "http://127.0.0.1:8080/"},
 	{"api_key_file", CROWDSEC(api_key_file), .type = &fg_type_secret,

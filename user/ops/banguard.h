@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What a ban from outside (the fleet's Redis, CrowdSec's Local API) must
- * be to be applied (README, "What the fleet may ban"): at least
+ * be to be applied (docs/fleet.md, "What the fleet may ban"): at least
  * min_prefix4 (min_prefix6) long, and covering neither an [allow] prefix
  * of the policy in force nor one of the host's own addresses. One check
  * for every source of bans; each keeps a guard of its own.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * floodgate as a CrowdSec bouncer, in `floodgate run` (README, "CrowdSec"):
+ * floodgate as a CrowdSec bouncer, in `floodgate run` (docs/crowdsec.md, "CrowdSec"):
  * a thread pulls the Local API's decision stream every [crowdsec]
  * interval (the whole set first, then what changed) and turns `ban`
  * decisions of scope Ip and Range into bans tagged with their origin

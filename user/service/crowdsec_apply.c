@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * CrowdSec's decisions into `bans` (README, "CrowdSec"). A ban from
+ * CrowdSec's decisions into `bans` (docs/crowdsec.md, "CrowdSec"). A ban from
  * CrowdSec carries the id of its decision's origin (FG_CROWDSEC_BAN_ID),
  * so that only such bans are lifted by deleted decisions, `floodgate bans`
  * names the origin, and the bans are kept out of the policies' count. A

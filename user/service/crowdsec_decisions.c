@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The Local API's decision stream, parsed (README, "CrowdSec"): what is
+ * The Local API's decision stream, parsed (docs/crowdsec.md, "CrowdSec"): what is
  * not a ban of scope Ip or Range is counted and left; what is malformed
  * (a value that is no address or prefix of its scope, a duration that is
  * not one, no time left, a field of the wrong type) is counted as refused.

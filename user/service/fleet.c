@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Fleet-wide limits through Redis (README, "Fleet-wide limits through
+ * Fleet-wide limits through Redis (docs/fleet.md, "Fleet-wide limits through
  * Redis"). Every sync interval this thread:
  *   1. flips fleet_state.epoch, then reads and deletes the previous
  *      epoch's fleet_counts (the datapath has moved on, so nothing is

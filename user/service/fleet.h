@@ -14,7 +14,7 @@
 
 struct fg_fleet;
 
-/* The two Lua scripts, for the README and the tests. */
+/* The two Lua scripts, for the docs and the tests. */
 extern const char fg_fleet_rate_script[];
 extern const char fg_fleet_bans_script[];
 

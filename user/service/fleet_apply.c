@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The fleet's bans from Redis, into `bans` (README, "What the fleet may
+ * The fleet's bans from Redis, into `bans` (docs/fleet.md, "What the fleet may
  * ban"). Each one is checked first (fleet_checks.c); a refused one is
  * remembered, so that it is counted and logged once; a copy lifted here
  * by hand is not applied again before it ends.

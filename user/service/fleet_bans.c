@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The fleet's bans (README, "Fleet-wide limits through Redis" and "What the
+ * The fleet's bans (docs/fleet.md, "Fleet-wide limits through Redis" and "What the
  * fleet may ban"): this host's own bans are published to a sorted set on
  * the Redis server, and the fleet's bans are copied into `bans` (policy id
  * FG_FLEET_BAN_POLICY_ID), so that a ban made on one host holds on every

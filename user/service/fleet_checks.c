@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * What Redis says is checked before it is obeyed (README, "What the fleet
+ * What Redis says is checked before it is obeyed (docs/fleet.md, "What the fleet
  * may ban"): a fleet ban must be at least min_ban_prefix (min_ban_prefix6)
  * long, lasts max_ban at most, and may not cover an [allow] prefix or one
  * of the host's own addresses (ops/banguard.c, shared with CrowdSec); a

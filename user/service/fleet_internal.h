@@ -24,7 +24,7 @@
  * to BAN_POLL_MAX entries. */
 #define BAN_POLL_NS    (50ULL * 1000 * 1000)
 #define BAN_POLL_MAX   4096
-/* Bounds on the fleet's bans (README, "What the fleet may ban"): pairs
+/* Bounds on the fleet's bans (docs/fleet.md, "What the fleet may ban"): pairs
  * of member and time left per push command, changes per pull, members
  * per page of a full pull (every FULL_SYNC_NS, and after a reconnection),
  * and pairs one reply may carry at most (the rest are refused). */
@@ -145,7 +145,7 @@ int fg_fleet_bans_read(struct fg_fleet *f);
 /* Has this host a ban in force that it has not published yet? */
 bool fg_fleet_unpublished_ban(struct fg_fleet *f);
 
-/* Loads and frees what the bans half keeps (the state file, README "What
+/* Loads and frees what the bans half keeps (the state file, docs/fleet.md "What
  * the fleet may ban"). */
 void fg_fleet_bans_init(struct fg_fleet *f);
 void fg_fleet_bans_free(struct fg_fleet *f);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The fleet's bans across restarts of `run` (README, "What the fleet may
+ * The fleet's bans across restarts of `run` (docs/fleet.md, "What the fleet may
  * ban"): the bans this host published, so that one lifted while `run` was
  * stopped is lifted from Redis too, and the fleet bans lifted here by
  * hand, so that they stay lifted. One text file per interface,
