@@ -6,7 +6,8 @@
 # file opens with the comment that is its only description
 # (scripts/test-index.sh). Each check is shown failing on a planted fault: a
 # link to a missing file, to a missing heading, a README of 301 lines, a
-# test file without its comment.
+# test file without its comment. The exit codes in README.md and docs/cli.md
+# are exit.h's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -53,6 +54,13 @@ check "  ... and the same link to a heading that is there passes" python3 script
 copy
 while [ "$(wc -l <"$work/repo/README.md")" -lt 301 ]; do echo >>"$work/repo/README.md"; done
 check "a README of 301 lines fails" fails_with "301 lines, more than 300"
+
+# The exit codes the docs describe are those user/cli/exit.h declares.
+codes=$(grep -o '^\s*X([A-Z]*, [0-9]*' user/cli/exit.h | grep -o '[0-9]*$' | sort -n | tr '\n' ' ')
+cli_codes=$(sed -n '/^## Exit codes/,/^## [^E]/p' docs/cli.md | grep -o '^| [0-9]* |' | tr -dc '0-9\n' | sort -n | tr '\n' ' ')
+readme_codes=$(sed -n '/^Exit codes:/,/^$/p' README.md | grep -o '\b[0-9]\b [a-z]' | grep -o '^[0-9]' | sort -n | tr '\n' ' ')
+check "docs/cli.md's exit codes ($cli_codes) are exit.h's ($codes)" test -n "$codes" -a "$cli_codes" = "$codes"
+check "the README's exit codes ($readme_codes) are exit.h's" test "$readme_codes" = "$codes"
 
 out=$(scripts/test-index.sh --missing 2>&1) && rc=0 || rc=$?
 [ -z "$out" ] || echo "$out" | sed 's/^/    /'
