@@ -67,6 +67,10 @@ declare -A NOT_RUN=(
 	[test_scope_host.sh]="paced floods through two interfaces whose per-second rates TCG distorts; one map shared by two programs is test_prog's test_host_scope_shares_one_bucket, run here"
 	[test_unit.sh]="make install and systemd-analyze verify of the unit file: nothing in it depends on the kernel"
 	[test_two_queues.sh]="a paced 100 kpps flood from both CPUs; its kernel side is test_prog's two-CPU exactness tests, run here"
+	[test_deb.sh]="builds the package and installs it into a clean Debian root: packaging, nothing in it runs BPF"
+	[test_man.sh]="the man pages against the command and key tables: text, no kernel side"
+	[test_completion.sh]="bash completion against a stand-in floodgate: no kernel side"
+	[test_version.sh]="--version's kernel probe (freplace allowed or refused) is the one every load on 6.1 makes before attaching through libxdp's dispatcher (test_multiprog, run here)"
 	[test_alerts.sh]="a real prometheus over a paced 20 kpps flood held for 40 s: a rate over 1 m and a 10 s for, nothing 6.1-specific (the endpoint it scrapes runs here in test_metrics; the rules' unit tests are tests/scripts/test_prometheus.sh)"
 )
 
