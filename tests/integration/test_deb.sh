@@ -116,11 +116,13 @@ mount -t proc proc "$ROOT/proc"
 in_root() { chroot "$ROOT" "$@"; }
 check "the clean root has no floodgate" bash -c "! chroot '$ROOT' dpkg -s floodgate >/dev/null 2>&1"
 
-# files: every path in the root but /proc, /dev and what dpkg itself keeps
-# changing (its logs, status backups and lock files, not a package's files).
+# files: every path in the root but /proc, /dev, what dpkg itself keeps
+# changing (its logs, status backups and lock files, not a package's files)
+# and man-db's cache (its index, and the page `man floodgate.conf` below
+# formats: man-db's, made by reading a page).
 files() {
 	(cd "$ROOT" && find . -xdev ! -path ./proc ! -path ./dev -print) |
-		grep -Ev '^\./var/(log/dpkg\.log|log/apt/|lib/dpkg/(status|available|diversions|statoverride)-old$|lib/dpkg/(lock|lock-frontend|triggers/Lock)$|cache/debconf/)' |
+		grep -Ev '^\./var/(log/dpkg\.log|log/apt/|lib/dpkg/(status|available|diversions|statoverride)-old$|lib/dpkg/(lock|lock-frontend|triggers/Lock)$|cache/debconf/|cache/man/)' |
 		sort
 }
 files >"$WORK/before"
