@@ -5,7 +5,9 @@
 # and COMPREPLY is checked: the commands, each command's options (those of
 # `floodgate help --list`, and no other command's), an interface (lo), enum
 # values, config files, policy names from the configs, and, from a stand-in
-# floodgate, the policies loaded and the bans for unban. No lab.
+# floodgate, the policies loaded and the bans for unban; and the words bash
+# splits at '=' and ':' ("--hook=tc", an IPv6 ban) as bash splits them. No
+# lab.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 FLOODGATE=${FLOODGATE:-$REPO/build/floodgate}
@@ -117,5 +119,37 @@ replies "  ... by prefix" "192.0.2.0/24" unban lo 192
 replies "top IFACE --policy: the policies loaded on IFACE first (status --json, as top reads them)" \
 	"$(printf '%s\n' loaded-a loaded-b)" top lo --policy ""
 replies "ban IFACE: no bans offered (an address to ban is new)" "" ban lo ""
+
+# bash splits a word at '=' and ':' (COMP_WORDBREAKS): "--hook=" is the
+# words "--hook" "=", and "2001:d" is "2001" ":" "d"; COMPREPLY replaces
+# the last of them only.
+# split_replies DESCRIPTION WANT LINE WORD...: completing LINE, which bash
+# splits into WORDS, offers exactly WANT.
+split_replies() {
+	local desc=$1 want=$2 line=$3
+	shift 3
+	COMP_WORDS=("$BIN" "$@")
+	COMP_CWORD=$#
+	COMP_LINE="$BIN $line"
+	COMP_POINT=${#COMP_LINE}
+	COMPREPLY=()
+	_floodgate
+	REPLY=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | sort)
+	[ "$REPLY" = "$want" ] && ok "$desc" ||
+		not_ok "$desc: '$(tr '\n' ' ' <<<"$REPLY")', expected '$(tr '\n' ' ' <<<"$want")'"
+}
+split_replies "load --hook=: its words" "$(printf '%s\n' tc xdp)" \
+	"load lo --hook=" load lo --hook =
+split_replies "load --hook=x: xdp" "xdp" "load lo --hook=x" load lo --hook = x
+split_replies "check --config=DIR/a: the .conf file" "$WORK/a.conf" \
+	"check --config=$WORK/a" check --config = "$WORK/a"
+split_replies "load --config=FILE l: FILE is not taken for IFACE" "lo" \
+	"load --config=a.conf l" load --config = a.conf l
+split_replies "top --count=5 lo --policy: the policies loaded" "$(printf '%s\n' loaded-a loaded-b)" \
+	"top --count=5 lo --policy " top --count = 5 lo --policy ""
+split_replies "unban IFACE 2001:d: the rest of the IPv6 ban" "db8::/32" \
+	"unban lo 2001:d" unban lo 2001 : d
+split_replies "unban IFACE 2001:: the rest of the IPv6 ban" "db8::/32" \
+	"unban lo 2001:" unban lo 2001 :
 
 finish
