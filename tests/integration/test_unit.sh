@@ -3,7 +3,8 @@
 # The systemd unit: `make install` into a scratch root puts the binary, the
 # unit (with its paths filled in), a sample config, the Grafana dashboard
 # and the Prometheus rules in place, the unit
-# keeps the host's /sys/fs/bpf writable, and `systemd-analyze verify` finds
+# keeps the host's /sys/fs/bpf and its state folder /var/lib/floodgate
+# writable, and `systemd-analyze verify` finds
 # nothing to say about it.
 source "$(dirname "$0")/lib.sh"
 
@@ -29,6 +30,10 @@ check "the unit is Type=notify with a watchdog" \
 check "the unit keeps the host's /sys/fs/bpf writable" grep -qx 'ReadWritePaths=/sys/fs/bpf' "$UNIT"
 check "  ... and never hides it" bash -c \
 	"! grep -E '^(TemporaryFileSystem|InaccessiblePaths|PrivateMounts|ProtectKernelTunables)=' '$UNIT'"
+# ProtectSystem=strict makes /var read-only: run writes fleet-bans.IFACE
+# in /var/lib/floodgate (service/fleet_state.c).
+check "the unit lets run write its state in /var/lib/floodgate (StateDirectory=floodgate)" \
+	grep -qx 'StateDirectory=floodgate' "$UNIT"
 check "the unit is hardened" bash -c "grep -qx NoNewPrivileges=yes '$UNIT' &&
 	grep -qx ProtectSystem=strict '$UNIT' && grep -q '^CapabilityBoundingSet=CAP_BPF' '$UNIT'"
 check "no placeholder is left" bash -c "! grep -v '^#' '$UNIT' | grep -q '@[A-Z]*@'"
