@@ -3,7 +3,8 @@
 # The man pages build/man/floodgate.8 and floodgate.conf.5 (make all): mandoc
 # finds nothing to warn about, floodgate(8) lists every command and option of
 # `floodgate help --list`, and floodgate.conf(5) every key the parser knows,
-# section by section, as its "expected one of" messages list them. Both
+# section by section, as its "expected one of" messages list them, each
+# with its default unless DESCRIPTION names it required. Both
 # sides are read from the binary and the pages; no list is kept here. No
 # lab: nothing here reaches the kernel.
 set -uo pipefail
@@ -122,5 +123,29 @@ for header in "" $(tr ' ' '_' <<<"$sections"); do
 	same "floodgate.conf(5) has every key of ${header:-the global section}, and no other" \
 		"$want" "$got"
 done
+
+# --- floodgate.conf(5): a default for every key, or "Required." ----------------
+# A key left without a default (its item says "Required.", or a bare
+# "Default: none (...)") must be one DESCRIPTION names as required, in the
+# first parenthesis after "required"; every other key says what applies
+# when it is not given.
+no_default=$(awk '
+	/^\.Sh / { in_keys = ($0 == ".Sh KEYS"); next }
+	in_keys && /^\.It Ic / { key = $3; after_default = 0; next }
+	in_keys && key != "" && /^Required\.$/ { print key }
+	in_keys && key != "" && /^Default: none \(/ { print key }
+	in_keys && key != "" && after_default && /^none \(/ { print key }
+	in_keys { after_default = ($0 == "Default:") }
+' "$MAN5" | sort -u)
+named_required=$(awk '
+	/^\.Sh / { in_desc = ($0 == ".Sh DESCRIPTION"); next }
+	in_desc && /required/ { seen = 1 }
+	in_desc && seen && /^\.Po/ { inside = 1; next }
+	in_desc && inside && /^\.Pc/ { exit }
+	in_desc && inside && /^\.Ic / { print $2 }
+' "$MAN5" | sort -u)
+[ -n "$named_required" ] || not_ok "floodgate.conf(5): DESCRIPTION names no required key"
+same "floodgate.conf(5): the keys without a default are the required ones DESCRIPTION names" \
+	"$named_required" "$no_default"
 
 finish

@@ -177,8 +177,10 @@ static void put_key(FILE *out, const struct fg_key *key)
 	put_key_value(out, key);
 	if (key->default_value)
 		fprintf(out, "Default:\n%s.\n", key->default_value);
+	else if (key->default_doc)
+		fprintf(out, "Default:\n%s.\n", key->default_doc);
 	else
-		fputs("Default: none (DESCRIPTION names the required and derived keys).\n", out);
+		fputs("Required.\n", out);
 	if (key->repeatable)
 		fputs("It may be given more than once.\n", out);
 	fprintf(out, "Reload:\n%s\n", reload_text(key));

@@ -74,6 +74,9 @@ struct fg_key {
 	/* Parsed when the section starts; NULL: no default, or one derived
 	 * from other keys (config/validate.c). */
 	const char *default_value;
+	/* For floodgate.conf(5), a key without default_value: what applies
+	 * when it is not given ("1", "every source"); NULL for a required key. */
+	const char *default_doc;
 	const char *example;	      /* a valid value other than the default (tests) */
 	const char *example_needs;    /* another line of the section the example needs */
 	bool repeatable;	      /* else a second line is a duplicate */

@@ -173,7 +173,7 @@ static const struct fg_fixed fixed_bans_table = {.kind = FG_FIXED_TABLE};
 
 const struct fg_key fg_keys[] = {
 	{"interface", GLOBAL(interface), .type = &fg_type_interface, .example = "eth0",
-	 .fixed = &fixed_interface},
+	 .default_doc = "none: the IFACE of the command line", .fixed = &fixed_interface},
 	{"hook", GLOBAL(hook), .type = &fg_type_choice, .arg = &hooks, .default_value = "xdp",
 	 .example = "tc", .fixed = &fixed_hook},
 	{"xdp_mode", GLOBAL(xdp_mode), .type = &fg_type_choice, .arg = &modes,
@@ -183,7 +183,8 @@ const struct fg_key fg_keys[] = {
 	 .fixed = &fixed_max_sources},
 	/* Default: fg_default_sources_ipv6(max_sources), once the file is read. */
 	{"max_sources_ipv6", GLOBAL(max_sources_ipv6), .type = &fg_type_uint,
-	 .arg = &max_sources_ipv6, .example = "2048", .fixed = &fixed_sources_table},
+	 .arg = &max_sources_ipv6, .example = "2048",
+	 .default_doc = "max_sources / 4, at least 1024", .fixed = &fixed_sources_table},
 	{"malformed", GLOBAL(malformed), .type = &fg_type_choice, .arg = &verdicts,
 	 .default_value = "drop", .example = "pass"},
 	{"on_insert_failure", GLOBAL(table_full), .type = &fg_type_choice, .arg = &verdicts,
@@ -193,7 +194,7 @@ const struct fg_key fg_keys[] = {
 	 .example = "1000/ms"},
 	/* Default 0: the COUNT of new_sources. */
 	{"new_sources_burst", GLOBAL(new_sources_burst), .type = &fg_type_uint, .arg = &burst_count,
-	 .example = "100000"},
+	 .example = "100000", .default_doc = "the COUNT of new_sources"},
 	{"clock", GLOBAL(coarse_clock), .type = &fg_type_choice, .arg = &clocks,
 	 .default_value = "precise", .example = "coarse", .fixed = &fixed_clock},
 	{"events", GLOBAL(events_count), .type = &fg_type_rate_or_off, .arg = &events,
@@ -205,22 +206,24 @@ const struct fg_key fg_keys[] = {
 	/* Required: match and rate (config/validate.c). */
 	{"match", .sections = FG_IN_POLICY, .type = &fg_type_match, .example = "tcp dport 22 syn"},
 	{"src", .sections = FG_IN_POLICY, .type = &fg_type_src,
-	 .example = "10.0.0.0/8, 2001:db8::/32"},
+	 .example = "10.0.0.0/8, 2001:db8::/32", .default_doc = "every source"},
 	{"per", .sections = FG_IN_POLICY, .type = &fg_type_per, .default_value = "src/32 src/64",
 	 .example = "src/24+dport"},
 	{"algorithm", POLICY(algorithm), .type = &fg_type_choice, .arg = &algorithms,
 	 .default_value = "token_bucket", .example = "fixed_window"},
 	{"rate", .sections = FG_IN_POLICY, .type = &fg_type_rate, .example = "10MB/s"},
 	/* Default: COUNT of the rate (config/validate.c). */
-	{"burst", .sections = FG_IN_POLICY, .type = &fg_type_burst, .example = "64"},
+	{"burst", .sections = FG_IN_POLICY, .type = &fg_type_burst, .example = "64",
+	 .default_doc = "the COUNT of the rate (leaky_bucket: 1 packet, or 1514 bytes)"},
 	{"action", .sections = FG_IN_POLICY, .type = &fg_type_action, .default_value = "drop",
 	 .example = "ban 10m"},
 	/* ban_factor and ban_max: with action = ban; defaults 1 and the ban's
 	 * length (config/validate.c). */
 	{"ban_factor", POLICY(ban_factor), .type = &fg_type_uint, .arg = &ban_factor,
-	 .example = "2", .example_needs = "action = ban 10m"},
+	 .example = "2", .example_needs = "action = ban 10m", .default_doc = "1"},
 	{"ban_max", POLICY(ban_max_ns), .type = &fg_type_duration, .arg = &fg_ban_duration,
-	 .example = "24h", .example_needs = "action = ban 10m"},
+	 .example = "24h", .example_needs = "action = ban 10m",
+	 .default_doc = "the DURATION of action = ban"},
 	{"scope", POLICY(scope), .type = &fg_type_choice, .arg = &scopes, .default_value = "local",
 	 .example = "host"},
 	/* With action = ban: may a refusal of other traffic than TCP ban without
@@ -238,14 +241,15 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "local", .example = "closed"},
 
 	{"src", .sections = FG_IN_ACCESS, .type = &fg_type_access_src,
-	 .example = "192.0.2.0/24, 2001:db8::/32", .repeatable = true},
+	 .example = "192.0.2.0/24, 2001:db8::/32", .default_doc = "none", .repeatable = true},
 
 	/* [fleet] AUTH: the file is trust-checked by fg_config_read; user
 	 * needs password_file (config/validate.c). */
 	{"password_file", FLEET(password_file), .type = &fg_type_secret, .arg = &fleet_secret_line,
-	 .example = "/etc/floodgate/redis.pass"},
+	 .example = "/etc/floodgate/redis.pass", .default_doc = "none: no AUTH"},
 	{"user", FLEET(user), .type = &fg_type_key_prefix, .example = "floodgate",
-	 .example_needs = "password_file = /etc/floodgate/redis.pass"},
+	 .example_needs = "password_file = /etc/floodgate/redis.pass",
+	 .default_doc = "none: AUTH with the password alone"},
 	/* What a fleet ban from Redis must be to be applied. */
 	{"min_ban_prefix", FLEET(min_ban_prefix), .type = &fg_type_uint, .arg = &ban_prefix4,
 	 .default_value = "16", .example = "24"},
@@ -265,7 +269,7 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "ip, range", .example = "ip"},
 	/* Default: every origin. */
 	{"origins", CROWDSEC(origins), .type = &fg_type_flags, .arg = &crowdsec_origins,
-	 .example = "crowdsec, cscli"},
+	 .example = "crowdsec, cscli", .default_doc = "every origin"},
 	{"min_ban_prefix", CROWDSEC(min_ban_prefix), .type = &fg_type_uint, .arg = &ban_prefix4,
 	 .default_value = "16", .example = "24"},
 	{"min_ban_prefix6", CROWDSEC(min_ban_prefix6), .type = &fg_type_uint, .arg = &ban_prefix6,
@@ -273,7 +277,7 @@ const struct fg_key fg_keys[] = {
 	/* Feed files of [allow] and [deny] (config/feedfile.c), read when the
 	 * policy is compiled; file_errors applies to the section's files. */
 	{"file", .sections = FG_IN_ACCESS, .type = &fg_type_feed_file,
-	 .example = "/etc/floodgate/drop.netset", .repeatable = true},
+	 .example = "/etc/floodgate/drop.netset", .default_doc = "none", .repeatable = true},
 	{"file_errors", .sections = FG_IN_ACCESS, .type = &fg_type_file_errors,
 	 .default_value = "fail", .example = "skip"},
 };
