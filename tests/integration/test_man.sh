@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The man pages build/man/floodgate.8 and floodgate.conf.5 (make all): mandoc
 # finds nothing to warn about, floodgate(8) lists every command and option of
-# `floodgate help --list`, and floodgate.conf(5) every key the parser knows,
+# `floodgate help --list` and every environment variable floodgate reads,
+# and floodgate.conf(5) every key the parser knows,
 # section by section, as its "expected one of" messages list them, each
 # with its default unless DESCRIPTION names it required. Both
 # sides are read from the binary and the pages; no list is kept here. No
@@ -80,6 +81,17 @@ done | sort)
 	not_ok "help --list lists too few commands: $from_list"
 same "floodgate(8) has every command and option of help --list, and no other" \
 	"$from_list" "$from_page"
+
+# --- floodgate(8): ENVIRONMENT has every variable floodgate reads -------------
+# getenv("NAME") in user/, or a NAME_ENV "NAME" macro it reads through; the
+# FG_TEST_ ones are the tests' fault injection, not the user's.
+from_code=$(grep -rhoE 'getenv\("[A-Z_]+"\)|_ENV[[:space:]]+"[A-Z_]+"' "$REPO/user" |
+	grep -oE '"[A-Z_]+"' | tr -d '"' | grep -v '^FG_TEST_' | sort -u)
+from_env=$(awk '/^\.Sh / { env = ($0 == ".Sh ENVIRONMENT"); next }
+	env && /^\.It Ev / { print $3 }' "$MAN8" | sort -u)
+[ -n "$from_code" ] || not_ok "no getenv() found under $REPO/user"
+same "floodgate(8) ENVIRONMENT lists every variable user/ reads (but FG_TEST_*)" \
+	"$from_code" "$from_env"
 
 # --- floodgate.conf(5): keys per section --------------------------------------
 # The sections the parser knows: before the first one, and those its
