@@ -5,7 +5,8 @@
 # `floodgate help --list` and every environment variable floodgate reads,
 # and floodgate.conf(5) every key the parser knows,
 # section by section, as its "expected one of" messages list them, each
-# with its default unless DESCRIPTION names it required. Both
+# with its default unless DESCRIPTION names it required, and its example
+# configs pass `floodgate check`. Both
 # sides are read from the binary and the pages; no list is kept here. No
 # lab: nothing here reaches the kernel.
 set -uo pipefail
@@ -134,6 +135,25 @@ for header in "" $(tr ' ' '_' <<<"$sections"); do
 	[ -n "$want" ] || not_ok "no keys from the parser for '${header:-global}'"
 	same "floodgate.conf(5) has every key of ${header:-the global section}, and no other" \
 		"$want" "$got"
+done
+
+# --- floodgate.conf(5): its EXAMPLES are configs `check` accepts ---------------
+# Each literal block (.Bd -literal ... .Ed) of EXAMPLES, as a file of its own.
+rm -f "$WORK"/example-*.conf
+awk -v dir="$WORK" '
+	/^\.Sh / { ex = ($0 == ".Sh EXAMPLES"); next }
+	ex && /^\.Bd -literal/ { n++; file = sprintf("%s/example-%d.conf", dir, n); next }
+	ex && /^\.Ed/ { file = ""; next }
+	ex && file != "" { print > file }
+' "$MAN5"
+examples=$(ls "$WORK"/example-*.conf 2>/dev/null)
+[ -n "$examples" ] || not_ok "floodgate.conf(5) has no example config"
+for f in $examples; do
+	chmod 600 "$f"
+	out=$("$FLOODGATE" check -c "$f" 2>&1)
+	rc=$?
+	[ "$rc" -eq 0 ] && ok "floodgate.conf(5) example $(basename "$f"): check accepts it" ||
+		not_ok "floodgate.conf(5) example $(basename "$f"): check exits $rc: $out"
 done
 
 # --- floodgate.conf(5): a default for every key, or "Required." ----------------
