@@ -7,7 +7,7 @@
 # (scripts/test-index.sh). Each check is shown failing on a planted fault: a
 # link to a missing file, to a missing heading, a README of 301 lines, a
 # test file without its comment. The exit codes in README.md and docs/cli.md
-# are exit.h's.
+# are exit.h's, and the requirements ask for root as main.c does.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -61,6 +61,15 @@ cli_codes=$(sed -n '/^## Exit codes/,/^## [^E]/p' docs/cli.md | grep -o '^| [0-9
 readme_codes=$(sed -n '/^Exit codes:/,/^$/p' README.md | grep -o '\b[0-9]\b [a-z]' | grep -o '^[0-9]' | sort -n | tr '\n' ' ')
 check "docs/cli.md's exit codes ($cli_codes) are exit.h's ($codes)" test -n "$codes" -a "$cli_codes" = "$codes"
 check "the README's exit codes ($readme_codes) are exit.h's" test "$readme_codes" = "$codes"
+
+# Who may run floodgate: main.c refuses every command but check, help and
+# --version unless geteuid() is 0 (base/util.h fg_is_root), whatever the
+# capabilities; the requirements must not offer capabilities instead.
+grep -q 'geteuid() == 0' user/base/util.h && grep -q 'cmd->root && !fg_is_root()' user/cli/main.c
+check "  (the CLI still refuses every non-root caller: fg_is_root is geteuid() == 0)" test $? -eq 0
+offered=$(grep -nE '[Rr]oot,? or `?CAP_' README.md docs/install.md || true)
+check "README.md and docs/install.md ask for root, not root or capabilities${offered:+: $offered}" \
+	test -z "$offered"
 
 out=$(scripts/test-index.sh --missing 2>&1) && rc=0 || rc=$?
 [ -z "$out" ] || echo "$out" | sed 's/^/    /'
