@@ -7,7 +7,8 @@
 # (scripts/test-index.sh). Each check is shown failing on a planted fault: a
 # link to a missing file, to a missing heading, a README of 301 lines, a
 # test file without its comment. The exit codes in README.md and docs/cli.md
-# are exit.h's, and the requirements ask for root as main.c does.
+# are exit.h's, the requirements ask for root as main.c does, and a
+# reference to a README heading by name names one it has.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
@@ -61,6 +62,17 @@ cli_codes=$(sed -n '/^## Exit codes/,/^## [^E]/p' docs/cli.md | grep -o '^| [0-9
 readme_codes=$(sed -n '/^Exit codes:/,/^$/p' README.md | grep -o '\b[0-9]\b [a-z]' | grep -o '^[0-9]' | sort -n | tr '\n' ' ')
 check "docs/cli.md's exit codes ($cli_codes) are exit.h's ($codes)" test -n "$codes" -a "$cli_codes" = "$codes"
 check "the README's exit codes ($readme_codes) are exit.h's" test "$readme_codes" = "$codes"
+
+# A reference to a README heading by its name (README then the quoted
+# heading, with or without a comma), in any file
+# of the tree (the shipped rules and fail2ban action among them) names a
+# heading the README still has: the manual moved to docs/.
+stale=$(git ls-files -z | xargs -0 grep -nHoE 'README,? "[^"]*' 2>/dev/null |
+	while IFS= read -r ref; do
+		heading=${ref#*\"}
+		grep -qE "^#+ $(sed 's/[][\.*^$/]/\\&/g' <<<"$heading")" README.md || echo "$ref"
+	done || true)
+check "every README \"Heading\" reference names a heading of README.md${stale:+: $stale}" test -z "$stale"
 
 # Who may run floodgate: main.c refuses every command but check, help and
 # --version unless geteuid() is 0 (base/util.h fg_is_root), whatever the
