@@ -52,14 +52,19 @@ done
 # online client either (docs/crowdsec.md, "CrowdSec").
 # FG_CROWDSEC_ETC: tests/scripts/test_install_deps.sh points it at a scratch
 # directory.
+# Only a CrowdSec made offline here is edited: one whose credentials file
+# is this script's marker. An operator's CrowdSec, registered with the
+# Central API, keeps its config whenever `make demo` or `make test` runs.
 CROWDSEC_ETC=${FG_CROWDSEC_ETC:-/etc/crowdsec}
+CROWDSEC_MARKER="# offline: no Central API (floodgate's install-deps.sh)"
 crowdsec_offline_before() {
 	local creds=$CROWDSEC_ETC/online_api_credentials.yaml
 	mkdir -p "$CROWDSEC_ETC"
-	[ -s "$creds" ] || echo "# offline: no Central API (floodgate's install-deps.sh)" >"$creds"
+	[ -s "$creds" ] || echo "$CROWDSEC_MARKER" >"$creds"
 }
 crowdsec_offline_after() {
 	local conf=$CROWDSEC_ETC/config.yaml
+	grep -qxF "$CROWDSEC_MARKER" "$CROWDSEC_ETC/online_api_credentials.yaml" 2>/dev/null || return 0
 	grep -q '^[[:space:]]*online_client:' "$conf" 2>/dev/null || return 0
 	# Delete the block: its line and the deeper-indented lines below it.
 	awk '

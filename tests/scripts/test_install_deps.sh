@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # scripts/install-deps.sh is quiet: one line naming what it installs, apt's
 # output only when apt fails (with apt's exit code), nothing when every
-# package is present, and it still asks for every package it always did.
+# package is present, and it still asks for every package it always did;
+# it strips the online client of a CrowdSec it made offline, never of an
+# operator's.
 # apt-get and dpkg-query are stubs on PATH: nothing is installed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -84,6 +86,25 @@ printf '%s\n' qemu-system-x86 busybox-static kmod cpio >>"$work/present"
 out=$(scripts/install-deps.sh 2>&1) || true
 check "silent when everything is present: '$out'" test -z "$out"
 check "apt not called when everything is present" test ! -s "$work/apt-calls"
+
+# 4. CrowdSec's config: its online_client block goes only when this script
+# made CrowdSec offline (its marker in the credentials file); an operator's
+# CrowdSec, registered with the Central API, is left alone.
+mkdir -p "$FG_CROWDSEC_ETC"
+crowdsec_config='api:
+  server:
+    online_client:
+      credentials_path: /etc/crowdsec/online_api_credentials.yaml
+    listen_uri: 127.0.0.1:8080'
+printf '%s\n' "$crowdsec_config" >"$FG_CROWDSEC_ETC/config.yaml"
+printf 'url: https://example.invalid/\nlogin: stub-machine\n' >"$FG_CROWDSEC_ETC/online_api_credentials.yaml"
+scripts/install-deps.sh >/dev/null 2>&1 || true
+check "an operator's registered CrowdSec keeps its online_client" \
+	grep -q 'online_client:' "$FG_CROWDSEC_ETC/config.yaml"
+echo "# offline: no Central API (floodgate's install-deps.sh)" >"$FG_CROWDSEC_ETC/online_api_credentials.yaml"
+scripts/install-deps.sh >/dev/null 2>&1 || true
+check "a CrowdSec made offline by install-deps.sh loses its online_client" \
+	bash -c "! grep -q 'online_client:' '$FG_CROWDSEC_ETC/config.yaml' && grep -q 'listen_uri:' '$FG_CROWDSEC_ETC/config.yaml'"
 
 echo "test_install_deps.sh: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
