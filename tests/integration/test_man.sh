@@ -44,6 +44,16 @@ else
 	not_ok "mandoc is not installed (scripts/install-deps.sh installs it)"
 fi
 
+# --- the footer: as man(1) shows it (groff), the system is Linux, not BSD ------
+# (an empty .Os reads "BSD" under groff's mdoc).
+if command -v groff >/dev/null; then
+	for page in "$MAN8" "$MAN5"; do
+		footer=$(groff -Tascii -mdoc "$page" 2>/dev/null | col -b | grep -v '^[[:space:]]*$' | tail -n 1)
+		check "$(basename "$page"): man shows Linux in the footer, not BSD: '$footer'" \
+			bash -c "grep -q '^Linux' <<<\"\$1\" && ! grep -q BSD <<<\"\$1\"" _ "$footer"
+	done
+fi
+
 # --- floodgate(8): commands and options ----------------------------------------
 # help --list: "CMD --long,-l=VALUE ...", the options sorted, without the
 # "!" of a required one (the page says "Required." in words).
