@@ -3,8 +3,10 @@
 # The Debian package (docs/service.md, "Debian package"): `make deb` builds it,
 # lintian finds no error and only the warnings docs/service.md lists, and it
 # installs with dpkg into a clean Debian 12 root, where floodgate runs,
-# checks the sample config, and its unit is present but not enabled; `dpkg
-# -r` leaves only the conffiles, and `dpkg -P` leaves the root as it was.
+# checks the sample config, and its unit is present (its Documentation=
+# file too) but not enabled; `dpkg -r` leaves only the conffiles, and
+# `dpkg -P` keeps the operator's own IFACE.conf and otherwise leaves the
+# root as it was.
 #
 # The clean root: mmdebstrap --variant=apt from the mirror (apt, dpkg, the
 # essential set), plus man-db and the package's own Depends, with no
@@ -138,6 +140,8 @@ expect_exit 0 "floodgate check on the installed sample" in_root floodgate check 
 UNIT=/lib/systemd/system/floodgate@.service
 check "the unit is installed" test -f "$ROOT$UNIT"
 check "  ... and runs the installed binary" grep -q '^ExecStart=/usr/sbin/floodgate run ' "$ROOT$UNIT"
+doc=$(sed -n 's|^Documentation=file:||p' "$ROOT$UNIT")
+check "  ... and its Documentation= ($doc) is installed" test -n "$doc" -a -f "$ROOT$doc"
 check "  ... and is neither enabled nor started (no symlink to it)" \
 	bash -c "! find '$ROOT/etc/systemd' -lname '*floodgate*' 2>/dev/null | grep -q ."
 dpkg -c "$DEB" | awk '{ print $6 }' | sed -e 's|^\./|/|' -e 's|/$||' | grep -v '^/\?$' | sort >"$WORK/in-deb"
@@ -185,9 +189,14 @@ done
 mkdir -m 0700 "$ROOT/var/lib/floodgate"
 echo "# floodgate bans" >"$ROOT/var/lib/floodgate/eth0.bans"
 echo "# fleet bans" >"$ROOT/var/lib/floodgate/fleet-bans.eth0"
+# The operator's own config is not the package's: purge keeps it.
+printf '[policy ssh]\nmatch = tcp dport 22 syn\nrate = 10/s\n' >"$ROOT/etc/floodgate/eth0.conf"
 out=$(in_root dpkg -P floodgate 2>&1)
 rc=$?
 check "dpkg -P succeeds (exit $rc)" test "$rc" -eq 0
+check "dpkg -P keeps the operator's /etc/floodgate/eth0.conf" test -s "$ROOT/etc/floodgate/eth0.conf"
+rm -f "$ROOT/etc/floodgate/eth0.conf"
+rmdir "$ROOT/etc/floodgate" 2>/dev/null
 check "dpkg -P says a loaded floodgate keeps enforcing: $(tail -n 1 <<<"$out")" grep -q 'keeps enforcing' <<<"$out"
 check "dpkg -P forgets the package" bash -c "! chroot '$ROOT' dpkg -s floodgate >/dev/null 2>&1"
 files >"$WORK/purged"
