@@ -7,7 +7,8 @@
 # (scripts/test-index.sh). Each check is shown failing on a planted fault: a
 # link to a missing file, to a missing heading, a README of 301 lines, a
 # test file without its comment. The exit codes in README.md and docs/cli.md
-# are exit.h's, the requirements ask for root as main.c does, and a
+# are exit.h's, the requirements ask for root as main.c does, the README
+# puts make install's files under PREFIX, and a
 # reference to a README heading by name names one it has.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -73,6 +74,13 @@ stale=$(git ls-files -z | xargs -0 grep -nHoE 'README,? "[^"]*' 2>/dev/null |
 		grep -qE "^#+ $(sed 's/[][\.*^$/]/\\&/g' <<<"$heading")" README.md || echo "$ref"
 	done || true)
 check "every README \"Heading\" reference names a heading of README.md${stale:+: $stale}" test -z "$stale"
+
+# Where `make install` puts the dashboard and rules: PREFIX/share/floodgate,
+# PREFIX being the Makefile's default, not the package's /usr.
+prefix=$(sed -n 's/^PREFIX[[:space:]]*?=[[:space:]]*//p' Makefile)
+misplaced=$(grep -n 'share/floodgate' README.md | grep -vF -e 'PREFIX/share/floodgate' -e "$prefix/share/floodgate" || true)
+check "README.md names make install's share/floodgate under PREFIX ($prefix)${misplaced:+: $misplaced}" \
+	test -n "$prefix" -a -z "$misplaced"
 
 # Who may run floodgate: main.c refuses every command but check, help and
 # --version unless geteuid() is 0 (base/util.h fg_is_root), whatever the
