@@ -33,15 +33,20 @@ fi
 # complete WORD...: completes the last WORD of "BIN WORD..."; sets REPLY
 # to COMPREPLY, sorted, one a line.
 BIN=$FLOODGATE
-complete_words() {
+# complete_line LINE WORDS...: completes the last of WORDS (as bash split
+# LINE) and leaves the sorted offers in REPLY.
+complete_line() {
+	local line=$1
+	shift
 	COMP_WORDS=("$BIN" "$@")
 	COMP_CWORD=$#
-	COMP_LINE="${COMP_WORDS[*]}"
+	COMP_LINE="$BIN $line"
 	COMP_POINT=${#COMP_LINE}
 	COMPREPLY=()
 	_floodgate
 	REPLY=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | sort)
 }
+complete_words() { complete_line "$*" "$@"; }
 # offers DESCRIPTION WORD WORDS...: completing WORDS offers WORD.
 offers() {
 	local desc=$1 want=$2
@@ -128,13 +133,7 @@ replies "ban IFACE: no bans offered (an address to ban is new)" "" ban lo ""
 split_replies() {
 	local desc=$1 want=$2 line=$3
 	shift 3
-	COMP_WORDS=("$BIN" "$@")
-	COMP_CWORD=$#
-	COMP_LINE="$BIN $line"
-	COMP_POINT=${#COMP_LINE}
-	COMPREPLY=()
-	_floodgate
-	REPLY=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | sort)
+	complete_line "$line" "$@"
 	[ "$REPLY" = "$want" ] && ok "$desc" ||
 		not_ok "$desc: '$(tr '\n' ' ' <<<"$REPLY")', expected '$(tr '\n' ' ' <<<"$want")'"
 }
