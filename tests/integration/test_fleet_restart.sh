@@ -7,6 +7,11 @@
 # is killed and restarted several times, by SIGTERM and by SIGKILL, each
 # time after the daemon has had syncs to write into the dead connection:
 # the daemon lives on, logs and counts each outage, and syncs again.
+# Then the fleet goes away on purpose, twice: a SIGHUP with a config
+# without [fleet], and a `run` SIGKILLed while syncing whose successor has
+# no [fleet]. Each time /metrics must stop exporting
+# floodgate_fleet_connected (FloodgateFleetDown fires on its 0, forever
+# otherwise) and say floodgate_fleet_syncing 0.
 source "$(dirname "$0")/lib.sh"
 
 require_redis
@@ -31,6 +36,10 @@ start_redis() {
 		--save '' --appendonly no >>"$WORK/redis.log" 2>&1 &
 	REDIS_PID=$!
 	wait_until 10 bash -c "redis-cli -s '$SOCK' ping >/dev/null 2>&1"
+}
+
+not_syncing() {
+	"$FLOODGATE" status fgA 2>/dev/null | grep -q 'fleet:    not syncing'
 }
 
 connected() {
@@ -101,6 +110,43 @@ check "  ... /metrics counts the outages" test "$(metric fleet_outages_total 2>/
 check "  ... and shows the fleet connected" test "$(metric fleet_connected 2>/dev/null)" = 1
 check "  ... the flood's key reaches the new Redis" wait_until 5 bash -c \
 	"redis-cli -s '$SOCK' --scan 2>/dev/null --pattern 'fgtest:rate:*' | grep -qx 'fgtest:rate:flood:10.9.1.1/32'"
+
+lacks_metric() { # NAME: /metrics answers, without a sample of it for fgA
+	python3 -c 'import sys, urllib.request
+try:
+    body = urllib.request.urlopen("http://" + sys.argv[1] + "/metrics", timeout=5).read().decode()
+except Exception as e:
+    sys.exit("cannot read /metrics: %s" % e)
+sys.exit(1 if any(l.startswith("floodgate_" + sys.argv[2] + "{") for l in body.splitlines()) else 0)' \
+		"$METRICS" "$1"
+}
+
+grep -v '^scope' "$WORK/a.conf" | sed '/^\[fleet\]/,$d' >"$WORK/local.conf"
+cp "$WORK/a.conf" "$WORK/fleet.conf"
+check "  ... /metrics says the fleet syncs" test "$(metric fleet_syncing 2>/dev/null)" = 1
+cp "$WORK/local.conf" "$WORK/a.conf"
+kill -HUP "$RUN_A"
+check "SIGHUP with [fleet] removed: the interface is not syncing" wait_until 10 not_syncing
+check "  ... /metrics says floodgate_fleet_syncing 0" test "$(metric fleet_syncing 2>/dev/null)" = 0
+check "  ... and no longer exports floodgate_fleet_connected" lacks_metric fleet_connected
+check "  ... but keeps the counters" test "$(metric fleet_outages_total 2>/dev/null)" = "$RESTARTS"
+
+cp "$WORK/fleet.conf" "$WORK/a.conf"
+kill -HUP "$RUN_A"
+check "SIGHUP with [fleet] back: connected again" wait_until 10 connected
+kill -KILL "$RUN_A"
+wait "$RUN_A" 2>/dev/null
+RUN_A=
+kill -TERM "$REDIS_PID" # the next `run` must not find a fleet either way
+wait "$REDIS_PID" 2>/dev/null
+REDIS_PID=
+"$FLOODGATE" run fgA -c "$WORK/local.conf" --metrics "$METRICS" >>"$WORK/a.log" 2>&1 &
+RUN_A=$!
+check "a run SIGKILLed while syncing, then one without [fleet]: not syncing" \
+	wait_until 10 not_syncing
+wait_until 10 metric fleet_syncing >/dev/null 2>&1
+check "  ... /metrics says floodgate_fleet_syncing 0" test "$(metric fleet_syncing 2>/dev/null)" = 0
+check "  ... and exports no floodgate_fleet_connected" lacks_metric fleet_connected
 
 echo "--- host A log"
 sed 's/^/    /' "$WORK/a.log"

@@ -234,6 +234,7 @@ static void start_syncs(const struct fg_run_opts *opts, struct fg_fleet **fleet,
 
 	*fleet = NULL;
 	*crowdsec = NULL;
+	fg_fleet_disown(opts->ifname); /* what a killed `run` left; a [fleet] sets it again */
 	/* Read as trusted, like every config: the name may point elsewhere by now. */
 	if (!cfg || !opts->config_path || fg_config_read(opts->config_path, cfg, &why)) {
 		free(cfg);

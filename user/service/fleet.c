@@ -560,3 +560,23 @@ void fg_fleet_stop(struct fg_fleet *f)
 	write_state(f);
 	fleet_free(f);
 }
+
+void fg_fleet_disown(const char *ifname)
+{
+	struct fg_pinned pinned = FG_PINNED_INIT;
+	struct fg_fleet_state st;
+	char pin_dir[PATH_MAX];
+	struct fg_err e = {0};
+	__u32 zero = 0;
+
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (!fg_pinned_open(pin_dir, &pinned, &e) &&
+	    !bpf_map_lookup_elem(pinned.fleet_state, &zero, &st) && st.syncing) {
+		st.syncing = 0;
+		st.connected = 0;
+		st.refuse_all = 0;
+		if (bpf_map_update_elem(pinned.fleet_state, &zero, &st, BPF_ANY))
+			pr_warn("fleet: cannot write fleet_state: %s\n", strerror(errno));
+	}
+	fg_pinned_close(&pinned);
+}

@@ -27,4 +27,10 @@ int fg_fleet_start(const char *ifname, const struct fg_fleet_conf *conf, struct 
  * syncing. NULL is a no-op. */
 void fg_fleet_stop(struct fg_fleet *fleet);
 
+/* Marks `ifname` as not syncing, for a `run` that starts without [fleet]:
+ * a `run` killed while it synced left `syncing` (and maybe `refuse_all`)
+ * set in the pinned state, and /metrics would go on reporting a fleet
+ * connection nobody keeps. The counters stay. */
+void fg_fleet_disown(const char *ifname);
+
 #endif /* FG_FLEET_H */

@@ -320,34 +320,10 @@ static int render_tables(FILE *out, const char *ifname, const struct fg_pinned *
 }
 
 /* The fleet sync's state (scope = fleet), when a `run` syncs this
- * interface or did. */
+ * interface or did. `fleet_connected` only while one syncs: FloodgateFleetDown
+ * fires on its 0, and a host whose [fleet] was removed is not down. */
 static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *pinned)
 {
-	const struct {
-		const char *name, *type, *help;
-		double value;
-	} * row, rows[] = {
-			 {"fleet_connected", "gauge", "1 while the fleet sync reaches Redis.", 0},
-			 {"fleet_last_sync_timestamp_seconds", "gauge",
-			  "When the last fleet sync ended (Unix time).", 0},
-			 {"fleet_sync_latency_seconds", "gauge",
-			  "How long the last fleet sync took.", 0},
-			 {"fleet_keys_held", "gauge",
-			  "Keys the fleet holds over their fleet-wide limit.", 0},
-			 {"fleet_syncs_total", "counter", "Fleet syncs completed.", 0},
-			 {"fleet_outages_total", "counter", "Times Redis became unreachable.", 0},
-			 {"fleet_bans_published_total", "counter",
-			  "Local bans published to the fleet.", 0},
-			 {"fleet_bans_applied_total", "counter",
-			  "Fleet bans copied into the bans table.", 0},
-			 {"fleet_bans_refused_total", "counter",
-			  "Fleet bans from Redis refused: too wide, malformed, covering an "
-			  "[allow] prefix or an own address, past a reply's cap.",
-			  0},
-			 {"fleet_holds_capped_total", "counter",
-			  "Holds from Redis longer than 60 s, cut to 60 s.", 0},
-		 };
-	double values[ARRAY_SIZE(rows)];
 	struct fg_fleet_state st;
 	__u32 zero = 0;
 	size_t i;
@@ -356,20 +332,48 @@ static int render_fleet(FILE *out, const char *ifname, const struct fg_pinned *p
 		return -errno;
 	if (!st.syncing && !st.syncs)
 		return 0;
-	values[0] = st.connected;
-	values[1] = st.last_sync_ns / 1e9;
-	values[2] = st.sync_latency_ns / 1e9;
-	values[3] = (double)st.keys_held;
-	values[4] = (double)st.syncs;
-	values[5] = (double)st.outages;
-	values[6] = (double)st.bans_published;
-	values[7] = (double)st.bans_applied;
-	values[8] = (double)st.bans_refused;
-	values[9] = (double)st.holds_capped;
+	const struct {
+		const char *name, *type, *help;
+		double value;
+		bool while_syncing; /* meaningless once no `run` syncs */
+	} * row, rows[] = {
+			 {"fleet_syncing", "gauge",
+			  "1 while a `run` with a [fleet] section syncs this interface.",
+			  st.syncing, false},
+			 {"fleet_connected", "gauge",
+			  "1 while the fleet sync reaches Redis (only while syncing).",
+			  st.connected, true},
+			 {"fleet_last_sync_timestamp_seconds", "gauge",
+			  "When the last fleet sync ended (Unix time).", st.last_sync_ns / 1e9,
+			  false},
+			 {"fleet_sync_latency_seconds", "gauge",
+			  "How long the last fleet sync took.", st.sync_latency_ns / 1e9, false},
+			 {"fleet_keys_held", "gauge",
+			  "Keys the fleet holds over their fleet-wide limit.", (double)st.keys_held,
+			  false},
+			 {"fleet_syncs_total", "counter", "Fleet syncs completed.",
+			  (double)st.syncs, false},
+			 {"fleet_outages_total", "counter", "Times Redis became unreachable.",
+			  (double)st.outages, false},
+			 {"fleet_bans_published_total", "counter",
+			  "Local bans published to the fleet.", (double)st.bans_published, false},
+			 {"fleet_bans_applied_total", "counter",
+			  "Fleet bans copied into the bans table.", (double)st.bans_applied, false},
+			 {"fleet_bans_refused_total", "counter",
+			  "Fleet bans from Redis refused: too wide, malformed, covering an "
+			  "[allow] prefix or an own address, past a reply's cap.",
+			  (double)st.bans_refused, false},
+			 {"fleet_holds_capped_total", "counter",
+			  "Holds from Redis longer than 60 s, cut to 60 s.",
+			  (double)st.holds_capped, false},
+		 };
+
 	for (i = 0; i < ARRAY_SIZE(rows); i++) {
 		row = &rows[i];
+		if (row->while_syncing && !st.syncing)
+			continue;
 		family(out, row->name, row->type, row->help);
-		interface_sample(out, row->name, ifname, values[i]);
+		interface_sample(out, row->name, ifname, row->value);
 	}
 	return 0;
 }
