@@ -4,7 +4,10 @@
 # rules` passes, `promtool test rules` passes, and the unit tests can fail:
 # each alert made never to fire, and each made to fire where it must not,
 # fails them. Every metric the rules name is one floodgate exports
-# (scripts/check-promql.py), and a planted unknown name is caught.
+# (scripts/check-promql.py), and a planted unknown name is caught. The
+# scrape example in docs/service.md scrapes at least twice within the
+# shortest rate() window of the rules (with Prometheus' default 1 m
+# interval a rate over [1m] has one sample and is never computed).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 RULES=prometheus/floodgate-rules.yml
@@ -24,6 +27,25 @@ fi
 promtool check rules "$RULES" || fail "promtool check rules"
 promtool test rules "$TESTS" || fail "promtool test rules"
 python3 scripts/check-promql.py --rules "$RULES" || fail "the rules name metrics floodgate does not export"
+
+# scrape_fits_windows DOC: DOC's scrape_configs example sets a
+# scrape_interval at most half the shortest rate()/increase() window.
+scrape_fits_windows() {
+	python3 - "$RULES" "$1" <<'PY'
+import re, sys
+unit = {"s": 1, "m": 60, "h": 3600}
+rules, doc = (open(p).read() for p in sys.argv[1:])
+windows = [int(n) * unit[u] for n, u in re.findall(r"(?:rate|increase)\([^)]*\[(\d+)([smh])\]", rules)]
+intervals = [int(n) * unit[u] for n, u in re.findall(r"scrape_interval: *(\d+)([smh])", doc)]
+if not windows or not intervals:
+    sys.exit("no rate window in the rules or no scrape_interval in the doc")
+if max(intervals) * 2 > min(windows):
+    sys.exit("scrape_interval %d s is more than half the shortest window, %d s" % (max(intervals), min(windows)))
+PY
+}
+scrape_fits_windows docs/service.md || fail "docs/service.md's scrape example is too slow for the rules"
+sed 's/scrape_interval: 15s/scrape_interval: 1m/' docs/service.md >"$work/service.md"
+! scrape_fits_windows "$work/service.md" 2>/dev/null || fail "a 1 m scrape_interval was not caught"
 
 alerts=$(sed -n 's/^ *- alert: *//p' "$RULES")
 [ "$(wc -l <<<"$alerts")" -ge 7 ] || fail "fewer alerts than expected: $alerts"
