@@ -23,8 +23,11 @@ VERSION   := 0.1.0
 WARNINGS  := -Wall -Wextra -Werror
 # Tests only: the layout-b build below adds -DFG_TEST_LAYOUT_PAD.
 EXTRA_DEFINES ?=
+# The object's DWARF is embedded in the skeleton, so in the binary: no
+# absolute build path in it, or two builds of one tree differ by where
+# they ran (tests/integration/test_deb.sh compares them byte for byte).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) $(EXTRA_DEFINES) \
-	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
+	-ffile-prefix-map=$(CURDIR)=. -Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
 PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis jansson libmnl libcurl
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARNINGS) $(EXTRA_DEFINES) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
@@ -213,15 +216,19 @@ integration-test: $(BUILD)/floodgate $(FLOOD_BIN) $(FLOOD_CHECK) $(FIXTURES)
 check-layers:
 	$(Q)python3 scripts/check-layers.py
 
-# Every mutant of `make mutants` still applies to the tree (cheap).
-check-mutants:
-	$(Q)scripts/mutants.sh --check
+# Every mutant of `make mutants` still applies to the tree and compiles
+# (syntax only, with this build's flags: some seconds). Needs the built
+# tree's generated headers.
+check-mutants: $(BUILD)/floodgate.skel.h
+	$(Q)CC="$(CC)" CFLAGS="$(CFLAGS)" CLANG="$(CLANG)" BPF_CFLAGS="$(BPF_CFLAGS)" \
+		scripts/mutants.sh --check
 
 # The one test command (README, .ci/run): installs what is missing first.
 test:
 	$(Q)scripts/install-deps.sh
-	$(Q)$(MAKE) --no-print-directory check-layers check-mutants
+	$(Q)$(MAKE) --no-print-directory check-layers
 	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory check-mutants
 	$(Q)scripts/run-tests.sh
 
 # Deliberate breakages, each of which the suite must catch (scripts/mutants.sh).
@@ -290,14 +297,19 @@ install: $(BUILD)/floodgate $(MAN_PAGES)
 	install -D -m 0644 prometheus/floodgate-rules.yml \
 		$(DESTDIR)$(PREFIX)/share/floodgate/prometheus/floodgate-rules.yml
 
-# The Debian package (debian/; docs/service.md "Debian package"): built in
-# debian/build, never in ./build, and without the tests. dpkg-buildpackage
-# writes to ../: its files are moved to build/deb/.
+# The Debian package (debian/; docs/service.md "Debian package"): built
+# without the tests from a copy of the tree (tracked and new files) in
+# build/deb/src, since dpkg-buildpackage writes its files to the parent of
+# the tree: two builds from sibling checkouts would take each other's.
 DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
+DEB_SRC = $(BUILD)/deb/src/floodgate
 deb:
-	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb
-	$(Q)DEB_BUILD_OPTIONS="nocheck $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
-	$(Q)find .. -maxdepth 1 -name 'floodgate*_$(DEB_VERSION)_*' -exec mv -t $(BUILD)/deb/ {} +
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(DEB_SRC)
+	$(Q)git ls-files -z --cached --others --exclude-standard | \
+		tar --null --ignore-failed-read -T - -cf - | tar -xf - -C $(DEB_SRC)
+	$(Q)cd $(DEB_SRC) && DEB_BUILD_OPTIONS="nocheck $(DEB_BUILD_OPTIONS)" dpkg-buildpackage -us -uc -b
+	$(Q)mv -t $(BUILD)/deb/ $(BUILD)/deb/src/floodgate*_$(DEB_VERSION)_*
+	$(Q)rm -rf $(BUILD)/deb/src
 	$(Q)ls $(BUILD)/deb/*.deb
 
 # Each test file's opening comment, file by file: the tests' only index

@@ -18,9 +18,15 @@
 #                          machine's shared lock for traffic-sending tests)
 #   FG_MUTANTS_KEEP=1      keep the scratch copies (their paths are printed)
 #   --check                only check that every mutant still applies (its
-#                          text occurs once); `make check-mutants`, part of
-#                          `make test`, so an edit that strands a mutant
-#                          fails at once rather than in the next mutant run
+#                          text occurs once) and still compiles (its file,
+#                          or for a bpf/ file the BPF object, with the
+#                          build's flags and -Werror, syntax only: a
+#                          mutant that no longer builds tests nothing);
+#                          `make check-mutants`, part of `make test` once
+#                          the tree is built, so an edit that strands a
+#                          mutant fails at once rather than in the next
+#                          mutant run. Needs CC, CFLAGS, CLANG and
+#                          BPF_CFLAGS from the Makefile.
 #
 # Exit status: 0 every mutant caught, 1 a mutant survived or could not be
 # applied or built.
@@ -171,16 +177,41 @@ count_in() {
 	python3 -c 'import sys; print(open(sys.argv[1]).read().count(sys.argv[2]))' "$1" "$2"
 }
 
+# compiles_mutated I: mutant I, applied to a copy of bpf/, include/ and
+# user/ (build/ linked for the generated headers), compiles.
+compiles_mutated() {
+	local i=$1 dir file=${FILES[$1]} rc
+	dir=$(mktemp -d /tmp/fg-mutant-check.XXXXXX)
+	cp -a bpf include user "$dir/"
+	ln -s "$REPO/build" "$dir/build"
+	(
+		cd "$dir" && apply "$file" "${OLDS[$i]}" "${NEWS[$i]}" || exit 1
+		case $file in
+		bpf/*) eval "\"\$CLANG\" $BPF_CFLAGS -fsyntax-only bpf/floodgate.bpf.c" ;;
+		user/*.c) eval "\"\$CC\" $CFLAGS -fsyntax-only \"\$file\"" ;;
+		*) echo "no compile check for $file" >&2 && exit 1 ;;
+		esac
+	) >"$dir/log" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] || sed 's/^/    /' "$dir/log" >&2
+	rm -rf "$dir"
+	return "$rc"
+}
+
 if [ "${1:-}" = --check ]; then
+	: "${CC:?} ${CFLAGS:?} ${CLANG:?} ${BPF_CFLAGS:?}"
 	stale=0
 	for i in "${!NAMES[@]}"; do
 		n=$(count_in "${FILES[$i]}" "${OLDS[$i]}")
 		if [ "$n" != 1 ]; then
 			echo "mutant ${NAMES[$i]}: its text occurs $n times in ${FILES[$i]}, not once" >&2
 			stale=1
+		elif ! compiles_mutated "$i"; then
+			echo "mutant ${NAMES[$i]}: applied to ${FILES[$i]}, it does not compile (above)" >&2
+			stale=1
 		fi
 	done
-	[ "$stale" = 0 ] && echo "mutants: all ${#NAMES[@]} apply"
+	[ "$stale" = 0 ] && echo "mutants: all ${#NAMES[@]} apply and compile"
 	exit "$stale"
 fi
 

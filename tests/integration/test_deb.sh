@@ -5,8 +5,9 @@
 # installs with dpkg into a clean Debian 12 root, where floodgate runs,
 # checks the sample config, and its unit is present (its Documentation=
 # file too) but not enabled; `dpkg -r` leaves only the conffiles, and
-# `dpkg -P` keeps the operator's own IFACE.conf and otherwise leaves the
-# root as it was.
+# `dpkg -P` keeps the operator's own IFACE.conf, drops the floodgate@IFACE
+# instances the operator enabled, and otherwise leaves the root as it was;
+# an upgrade from an older version keeps an edited conffile and the state.
 #
 # The clean root: mmdebstrap --variant=apt from the mirror (apt, dpkg, the
 # essential set), plus man-db and the package's own Depends, with no
@@ -15,7 +16,9 @@
 # $FG_DEB_ROOT_CACHE (/var/cache/floodgate-tests); each run unpacks a fresh
 # copy (about 1 s). So is the buildd root (build-essential and the
 # Build-Depends, some 130 s once) in which the package is built a second
-# time, offline, to show that Build-Depends lists all the build needs. `dpkg -i` in it runs the real install: the dependency
+# time, offline, to show that Build-Depends lists all the build needs (and
+# that the two builds hold the same files, the same bytes but for the
+# binary, and no build path). `dpkg -i` in it runs the real install: the dependency
 # check, the maintainer scripts, the conffile handling.
 #
 # Not under the lab lock and not in a network namespace (lib.sh's lab):
@@ -96,6 +99,19 @@ if unpack_clean_root buildd "$build_depends" "$WORK/buildd"; then
 		dpkg -c "$DEB" | awk '{ print $1, $6 }' >"$WORK/host-contents"
 		dpkg -c "$WORK/buildd/src/$(basename "$DEB")" | awk '{ print $1, $6 }' >"$WORK/buildd-contents"
 		check "  ... gives the same files as make deb" cmp -s "$WORK/host-contents" "$WORK/buildd-contents"
+		# Every file but the binary byte for byte; the binary embeds the
+		# kernel headers of linux-libc-dev, whose version the buildd root
+		# (the point release) and this host (security updates) may not
+		# share, so of it only that no build path leaked in.
+		dpkg-deb -I "$DEB" md5sums | grep -v ' usr/sbin/floodgate$' >"$WORK/host-md5"
+		dpkg-deb -I "$WORK/buildd/src/$(basename "$DEB")" md5sums |
+			grep -v ' usr/sbin/floodgate$' >"$WORK/buildd-md5"
+		check "  ... and, but the binary, the same contents byte for byte (differing: $(diff "$WORK/host-md5" "$WORK/buildd-md5" | sed -n 's/^< [0-9a-f]* *//p' | tr '\n' ' '))" \
+			cmp -s "$WORK/host-md5" "$WORK/buildd-md5"
+		dpkg-deb --fsys-tarfile "$WORK/buildd/src/$(basename "$DEB")" |
+			tar -xO ./usr/sbin/floodgate >"$WORK/buildd-floodgate"
+		check "  ... its binary names no build path (/src/floodgate)" \
+			bash -c "! strings -a '$WORK/buildd-floodgate' | grep -q /src/floodgate"
 	else
 		tail -n 20 "$WORK/buildd.log"
 		not_ok "dpkg-buildpackage with only the Build-Depends failed (its log's end is above)"
@@ -191,15 +207,55 @@ echo "# floodgate bans" >"$ROOT/var/lib/floodgate/eth0.bans"
 echo "# fleet bans" >"$ROOT/var/lib/floodgate/fleet-bans.eth0"
 # The operator's own config is not the package's: purge keeps it.
 printf '[policy ssh]\nmatch = tcp dport 22 syn\nrate = 10/s\n' >"$ROOT/etc/floodgate/eth0.conf"
+# An instance the operator enabled (what `systemctl enable floodgate@eth0` links).
+WANTS=$ROOT/etc/systemd/system/multi-user.target.wants
+made_dirs=$(mkdir -pv "$WANTS" | sed -n "s/^mkdir: created directory '\(.*\)'$/\1/p" | tac)
+ln -s /lib/systemd/system/floodgate@.service "$WANTS/floodgate@eth0.service"
 out=$(in_root dpkg -P floodgate 2>&1)
 rc=$?
 check "dpkg -P succeeds (exit $rc)" test "$rc" -eq 0
 check "dpkg -P keeps the operator's /etc/floodgate/eth0.conf" test -s "$ROOT/etc/floodgate/eth0.conf"
 rm -f "$ROOT/etc/floodgate/eth0.conf"
 rmdir "$ROOT/etc/floodgate" 2>/dev/null
+check "dpkg -P removes the enabled floodgate@eth0 instance's link" \
+	test ! -L "$WANTS/floodgate@eth0.service"
+for d in $made_dirs; do rmdir "$d"; done # the test's, not the package's
 check "dpkg -P says a loaded floodgate keeps enforcing: $(tail -n 1 <<<"$out")" grep -q 'keeps enforcing' <<<"$out"
 check "dpkg -P forgets the package" bash -c "! chroot '$ROOT' dpkg -s floodgate >/dev/null 2>&1"
 files >"$WORK/purged"
 diff=$(diff "$WORK/before" "$WORK/purged")
 check "dpkg -P leaves the root as before the install${diff:+: $diff}" test -z "$diff"
+
+# 7. Upgrade: the same package relabelled as an older version, installed
+# and used (a conffile edited, state written), then upgraded by this one.
+# The edit, the state and the operator's config survive, and nothing is
+# enabled by the upgrade.
+OLD_VERSION=0.0.1-1
+mkdir "$WORK/old"
+dpkg-deb -R "$DEB" "$WORK/old/tree"
+sed -i "s/^Version: .*/Version: $OLD_VERSION/" "$WORK/old/tree/DEBIAN/control"
+dpkg-deb -b "$WORK/old/tree" "$ROOT/tmp/old.deb" >/dev/null
+cp "$DEB" "$ROOT/tmp/floodgate.deb"
+expect_exit 0 "dpkg -i of an older version ($OLD_VERSION)" in_root dpkg -i /tmp/old.deb
+ACTION=/etc/fail2ban/action.d/floodgate.conf
+echo "# the operator's edit" >>"$ROOT$ACTION"
+printf '[policy ssh]\nmatch = tcp dport 22 syn\nrate = 10/s\n' >"$ROOT/etc/floodgate/eth0.conf"
+mkdir -p -m 0700 "$ROOT/var/lib/floodgate"
+echo "# floodgate bans" >"$ROOT/var/lib/floodgate/eth0.bans"
+expect_exit 0 "dpkg -i of $VERSION over it (an upgrade, no prompt)" \
+	in_root dpkg -i --force-confnew /tmp/floodgate.deb
+check "  ... $VERSION is installed" \
+	test "$(in_root dpkg-query -W -f='${Version}' floodgate)" = "$VERSION"
+check "  ... the edited conffile $ACTION keeps the edit (unchanged upstream)" \
+	grep -q "the operator's edit" "$ROOT$ACTION"
+check "  ... the operator's eth0.conf stays" test -s "$ROOT/etc/floodgate/eth0.conf"
+check "  ... the bans by hand stay" test -s "$ROOT/var/lib/floodgate/eth0.bans"
+check "  ... and nothing is enabled" \
+	bash -c "! find '$ROOT/etc/systemd' -lname '*floodgate*' 2>/dev/null | grep -q ."
+rm -f "$ROOT/tmp/old.deb" "$ROOT/tmp/floodgate.deb" "$ROOT/etc/floodgate/eth0.conf"
+expect_exit 0 "dpkg -P after the upgrade" in_root dpkg -P floodgate
+rmdir "$ROOT/etc/floodgate" 2>/dev/null
+files >"$WORK/purged2"
+diff=$(diff "$WORK/before" "$WORK/purged2")
+check "  ... leaves the root as before${diff:+: $diff}" test -z "$diff"
 finish
