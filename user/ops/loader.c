@@ -259,7 +259,8 @@ static int load_prepare(const struct fg_load_opts *opts, struct fg_config *cfg,
 {
 	const char *ifname;
 
-	if (fg_step_parse_config(opts->config_path, cfg, err))
+	if (fg_step_parse_config(opts->config_path, cfg, err) ||
+	    fg_step_refuse_synproxy(opts->config_path, cfg, err))
 		return -1;
 	ifname = opts->ifname ? opts->ifname : cfg->interface;
 	if (!ifname[0])

@@ -26,6 +26,16 @@ int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err 
 	return fg_config_read(path, cfg, err);
 }
 
+int fg_step_refuse_synproxy(const char *path, const struct fg_config *cfg, struct fg_err *err)
+{
+	if (!cfg->synproxy.enabled)
+		return 0;
+	return fg_fail(err, FG_ERR_ENV,
+		       "%s:%d: [synproxy] cannot be loaded yet: this build checks it but does not "
+		       "install it (expected a config without [synproxy])",
+		       path ? path : "<default>", cfg->synproxy.line);
+}
+
 /* What reading a list's feed files found, on stderr (check, load, reload):
  * skipped and normalised lines always, the counts with -v. */
 static void report_feeds(const char *list, const struct fg_feed_files *files,

@@ -19,6 +19,13 @@
  * written it, then parses it (fg_config_read). */
 int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err *err);
 
+/* Refuses a config with [synproxy] (FG_ERR_ENV): the datapath has the SYN
+ * proxy, but installing it (its programs in the prog arrays, the nftables
+ * rules that complete the handshake) is not written yet, and a proxy
+ * without them would pass cookie ACKs to a stack that has no connection
+ * for them. */
+int fg_step_refuse_synproxy(const char *path, const struct fg_config *cfg, struct fg_err *err);
+
 /* Reads the feed files of `cfg` (trust-checked as the config is) and
  * compiles it into *out (allocated; the caller releases it with
  * fg_compiled_free) for `slot`; records the lists' prefix count in
