@@ -109,7 +109,6 @@ struct fg_crowdsec_conf {
 #define FG_SYNPROXY_DEFAULT_MSS	   1460 /* Ethernet: 1500 - IPv4 20 - TCP 20 */
 #define FG_SYNPROXY_DEFAULT_MSS6   1440 /* Ethernet: 1500 - IPv6 40 - TCP 20 */
 #define FG_SYNPROXY_DEFAULT_WSCALE 7	/* Linux's for a default rmem */
-#define FG_SYNPROXY_MAX_WSCALE	   14	/* RFC 7323 */
 
 struct fg_synproxy_conf {
 	bool enabled; /* a [synproxy] section was given */

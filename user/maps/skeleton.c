@@ -6,10 +6,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
 #include "policy/access.h"
+#include "policy/synproxy.h"
 
 /*
  * How far bpf_ktime_get_coarse_ns() can lag bpf_ktime_get_ns(), for the
@@ -77,6 +79,44 @@ static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
 	}
 }
 
+/* The hook's program, and its SYN proxy only for a config with
+ * [synproxy]: the proxy calls helpers and kfuncs a kernel may lack
+ * (conntrack's are a module on Debian's 6.1), and without the section
+ * nothing needs them. */
+static void set_autoload(struct floodgate_bpf *skel, int progs, bool synproxy)
+{
+	bool xdp = progs == FG_SKEL_XDP || progs == FG_SKEL_EVERY_PROG;
+	bool tc = progs == FG_SKEL_TC || progs == FG_SKEL_EVERY_PROG;
+
+	bpf_program__set_autoload(skel->progs.fg_xdp, xdp);
+	bpf_program__set_autoload(skel->progs.fg_tc, tc);
+	bpf_program__set_autoload(skel->progs.fg_xdp_synproxy, xdp && synproxy);
+	bpf_program__set_autoload(skel->progs.fg_tc_synproxy, tc && synproxy);
+}
+
+int fg_skel_link_synproxy(struct floodgate_bpf *skel)
+{
+	const struct {
+		struct bpf_program *prog;
+		struct bpf_map *array;
+	} links[] = {
+		{skel->progs.fg_xdp_synproxy, skel->maps.synproxy_xdp},
+		{skel->progs.fg_tc_synproxy, skel->maps.synproxy_tc},
+	};
+	__u32 zero = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		int fd = bpf_program__fd(links[i].prog);
+
+		if (fd < 0) /* not loaded */
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(links[i].array), &zero, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_skel_opts *opts)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .pin_root_path = opts->pin_dir);
@@ -108,10 +148,9 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	skel->rodata->fg_test_clock = opts->test_clock;
 	skel->rodata->fg_test_naive_update = opts->naive_update;
 	skel->rodata->fg_bench_source_mask = opts->bench_source_mask;
-	bpf_program__set_autoload(skel->progs.fg_xdp,
-				  opts->progs == FG_SKEL_XDP || opts->progs == FG_SKEL_EVERY_PROG);
-	bpf_program__set_autoload(skel->progs.fg_tc,
-				  opts->progs == FG_SKEL_TC || opts->progs == FG_SKEL_EVERY_PROG);
+	fg_synproxy_compile(&cfg->synproxy,
+			    (struct fg_synproxy_params *)&skel->rodata->fg_synproxy);
+	set_autoload(skel, opts->progs, cfg->synproxy.enabled);
 	return skel;
 }
 
@@ -147,6 +186,8 @@ int fg_skel_prepare(const struct fg_config *cfg, const struct fg_skel_opts *opts
 	if (!skel)
 		return -errno;
 	err = floodgate_bpf__load(skel);
+	if (!err)
+		err = fg_skel_link_synproxy(skel);
 	if (!err && rt && bpf_map_update_elem(bpf_map__fd(skel->maps.runtime), &zero, rt, BPF_ANY))
 		err = -errno;
 	if (!err)

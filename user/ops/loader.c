@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/sys.h"
 #include "config/config.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"

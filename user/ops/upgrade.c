@@ -34,6 +34,7 @@
 #include "policy/readback.h"
 #include "maps/batch.h"
 #include "attach/hook.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "ops/bans.h"
 #include "ops/hostscope.h"
