@@ -276,6 +276,15 @@ static __always_inline __u32 fg_syn_timestamp(const struct fg_syn_offer *offer, 
 	       (ecn ? FG_TS_OPT_ECN : 0);
 }
 
+/* Copies an option word of the rodata: read as volatile, or clang folds
+ * the copy to the zeros of the initializer. */
+static __always_inline void fg_put_option(__u8 *to, const volatile struct fg_tcp_option_word *word)
+{
+	__u32 bytes = *(const volatile __u32 *)word->bytes;
+
+	__builtin_memcpy(to, &bytes, 4);
+}
+
 /* The SYN-ACK's TCP header and options, in s->reply; returns its length.
  * Without timestamps the cookie holds the MSS alone: no window scale and
  * no SACK, as with the kernel's own cookies. */
@@ -298,23 +307,22 @@ static __always_inline __u32 fg_synack_tcp(struct fg_synproxy_scratch *s, __u32 
 	 * kernel's synproxy sends. */
 	th->window = 0;
 	if (s->pkt.family == FG_FAMILY_IPV4)
-		__builtin_memcpy(options, (const void *)&fg_synproxy.mss4, 4);
+		fg_put_option(options, &fg_synproxy.mss4);
 	else
-		__builtin_memcpy(options, (const void *)&fg_synproxy.mss6, 4);
+		fg_put_option(options, &fg_synproxy.mss6);
 	if (offer->timestamps && fg_synproxy.timestamps) {
 		bool sack = offer->sack && fg_synproxy.sack;
 		__u32 tsval = bpf_htonl(fg_syn_timestamp(offer, sack, ecn));
 
 		if (sack)
-			__builtin_memcpy(options + 4, (const void *)&fg_synproxy.sack_timestamps,
-					 4);
+			fg_put_option(options + 4, &fg_synproxy.sack_timestamps);
 		else
-			__builtin_memcpy(options + 4, (const void *)&fg_synproxy.nop_timestamps, 4);
+			fg_put_option(options + 4, &fg_synproxy.nop_timestamps);
 		__builtin_memcpy(options + 8, &tsval, 4);
 		__builtin_memcpy(options + 12, &offer->tsval, 4); /* its tsval, our tsecr */
 		len += 12;
 		if (offer->wscale != FG_NO_WSCALE) {
-			__builtin_memcpy(options + 16, (const void *)&fg_synproxy.wscale, 4);
+			fg_put_option(options + 16, &fg_synproxy.wscale);
 			len += 4;
 		}
 		th->ece = ecn;
