@@ -62,7 +62,8 @@
 	X(synproxy_established, "synproxy_established_total",                                      \
 	  "Packets to [synproxy] ports of connections conntrack knows, passed on to the policies.") \
 	X(synproxy_malformed, "synproxy_malformed_total",                                          \
-	  "TCP packets to [synproxy] ports with a bad header length or options, dropped.")
+	  "TCP packets to [synproxy] ports it cannot answer or check (bad TCP lengths or "         \
+	  "options, IP options, IPv6 extension headers, fragments), dropped.")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."
