@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "policy/policy.h"
+#include "policy/synproxy.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -876,6 +877,47 @@ static void test_synproxy(void **state)
 	assert_int_equal(sp->n_ports, 16);
 }
 
+/* [synproxy] compiled for the datapath: the ports as a bitmap, the option
+ * words as they go on the wire. */
+static void test_synproxy_compile(void **state)
+{
+	static const __u8 mss4[4] = {2, 4, 0x05, 0x78}, mss6[4] = {2, 4, 0x05, 0xa0};
+	static const __u8 wscale[4] = {1, 3, 3, 9}, sack_ts[4] = {4, 2, 8, 10};
+	static const __u8 nop_ts[4] = {1, 1, 8, 10};
+	static struct fg_synproxy_params params;
+	unsigned int i, set = 0;
+
+	(void)state;
+	parse_ok("compile", "[synproxy]\nports = 22, 8000-8080, 65535, 0\nmss = 1400\nwscale = 9\n"
+			    "sack = no\n");
+	memset(&params, 0xa5, sizeof(params));
+	fg_synproxy_compile(&cfg.synproxy, &params);
+	for (i = 0; i < FG_SYNPROXY_PORT_WORDS; i++)
+		set += __builtin_popcountll(params.ports[i]);
+	assert_int_equal(set, 1 + 81 + 1 + 1);
+	assert_true(params.ports[0] & 1ULL << 22);
+	assert_false(params.ports[0] & 1ULL << 21);
+	assert_true(params.ports[0] & 1ULL << 0);
+	assert_true(params.ports[8000 / 64] & 1ULL << (8000 % 64));
+	assert_true(params.ports[8080 / 64] & 1ULL << (8080 % 64));
+	assert_false(params.ports[8081 / 64] & 1ULL << (8081 % 64));
+	assert_true(params.ports[1023] & 1ULL << 63);
+	assert_memory_equal(params.mss4.bytes, mss4, 4);
+	assert_memory_equal(params.mss6.bytes, mss6, 4);
+	assert_memory_equal(params.wscale.bytes, wscale, 4);
+	assert_memory_equal(params.sack_timestamps.bytes, sack_ts, 4);
+	assert_memory_equal(params.nop_timestamps.bytes, nop_ts, 4);
+	assert_int_equal(params.enabled, 1);
+	assert_int_equal(params.sack, 0);
+	assert_int_equal(params.timestamps, 1);
+
+	/* No section: the proxy is off, and nothing else is set. */
+	parse_ok("no section", POLR);
+	fg_synproxy_compile(&cfg.synproxy, &params);
+	for (i = 0; i < sizeof(params); i++)
+		assert_int_equal(((const __u8 *)&params)[i], 0);
+}
+
 static void test_errors_synproxy(void **state)
 {
 	static const struct error_case cases[] = {
@@ -1611,6 +1653,7 @@ int main(void)
 		cmocka_unit_test(test_errors_fleet),
 		cmocka_unit_test(test_synproxy),
 		cmocka_unit_test(test_errors_synproxy),
+		cmocka_unit_test(test_synproxy_compile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
