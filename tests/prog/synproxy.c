@@ -382,6 +382,7 @@ FG_PROG_TEST(test_synproxy_charges_the_ack_not_the_syn)
 	}
 	th = synack_of(&r, &syn);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 0);
+	assert_int_equal(global_stats(skel).sources_created, 0);
 	ack = echo_of(&syn, th, 0);
 	run_segment(xdp_fd(skel), &ack, &r);
 	assert_int_equal(r.verdict, XDP_PASS);
@@ -396,7 +397,8 @@ FG_PROG_TEST(test_synproxy_charges_the_ack_not_the_syn)
 
 /* Bad TCP never gets a SYN-ACK and never crashes: a header shorter than
  * 20 bytes, options past the packet's end, a SYN with RST; each dropped
- * and counted. */
+ * and counted. So are the headers the proxy cannot turn around: IPv4
+ * options, a fragment, IPv6 extension headers. */
 FG_PROG_TEST(test_synproxy_malformed_tcp)
 {
 	static const uint8_t runaway_options[4] = {8, 40, 1, 1}; /* a length past the header */
@@ -406,6 +408,19 @@ FG_PROG_TEST(test_synproxy_malformed_tcp)
 		{.family = 4, .dport = 22, .flags = TCP_ACK, .doff = 0xf},
 		{.family = 6, .dport = 22, .flags = TCP_SYN, .doff = 8},
 		{.family = 4, .dport = 22, .flags = TCP_SYN | TCP_RST},
+	};
+	const struct pkt_spec unanswerable[] = {
+		{.family = 4, .src = "10.0.0.1", .proto = IPPROTO_TCP, .dport = 22, .ihl = 6},
+		{.family = 4,
+		 .src = "10.0.0.1",
+		 .proto = IPPROTO_TCP,
+		 .dport = 22,
+		 .frag_off = 0x2000},
+		{.family = 6,
+		 .src = "2001:db8:2::1",
+		 .proto = IPPROTO_TCP,
+		 .dport = 22,
+		 .n_ext = 1},
 	};
 	struct segment odd = {.family = 4,
 			      .dport = 22,
@@ -421,6 +436,10 @@ FG_PROG_TEST(test_synproxy_malformed_tcp)
 			fail_msg("bad segment %zu: verdict %d", i, r.verdict);
 	}
 	assert_int_equal(global_stats(skel).synproxy_malformed, 4);
+	for (i = 0; i < sizeof(unanswerable) / sizeof(unanswerable[0]); i++)
+		if (run_prog(xdp_fd(skel), &unanswerable[i], 0) != XDP_DROP)
+			fail_msg("unanswerable SYN %zu passed", i);
+	assert_int_equal(global_stats(skel).synproxy_malformed, 4 + 3);
 	assert_int_equal(global_stats(skel).synproxy_synacks, 0);
 	/* Options that lie about their length inside a sound header: the
 	 * walk stops, and the SYN-ACK carries the MSS alone. */
