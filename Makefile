@@ -159,6 +159,8 @@ $(BUILD)/tests/prog/%.o: tests/prog/%.c $(USER_HDRS) $(PROG_HDRS) $(SKELS) | $(B
 	$(Q)$(CC) $(CFLAGS) -D_GNU_SOURCE -I$(BUILD)/tests -c $< -o $@
 
 $(BUILD)/tests/prog/main.o: $(PROG_LIST)
+# The synproxy tests put a connection in conntrack with this fixture.
+$(BUILD)/tests/prog/synproxy.o: $(BUILD)/ct_confirm.skel.h
 
 $(PROG_TESTS): $(PROG_OBJS) $(USER_OBJS) | $(BUILD)/tests
 	$(call msg,LINK,$@)

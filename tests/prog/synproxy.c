@@ -6,11 +6,15 @@
  * charged to the policies, a forged one is dropped; SYNs are never
  * charged; other ports, denied and banned sources and malformed TCP get no
  * SYN-ACK. Conntrack knows none of these crafted connections, so its
- * lookup answers "no connection" and the cookie decides.
+ * lookup answers "no connection" and the cookie decides; but for one,
+ * which the ct_confirm fixture puts in the table.
  */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "ct_confirm.skel.h"
 #include "fixtures.h"
 
 #define SYNPROXY_22 "[synproxy]\nports = 22, 8000-8080\n"
@@ -491,5 +495,43 @@ FG_PROG_TEST(test_synproxy_loads_only_when_asked)
 	assert_true(bpf_program__fd(skel->progs.fg_tc_synproxy) < 0);
 	assert_int_not_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.synproxy_xdp), &zero, &id),
 			     0);
+	floodgate_bpf__destroy(skel);
+}
+
+/* A packet of a connection conntrack has confirmed needs no cookie: it
+ * goes on to the policies, at both hooks. The connection is put in the
+ * table of the test's network namespace for a second, from a source of
+ * this run's own. */
+FG_PROG_TEST(test_synproxy_passes_known_connections)
+{
+	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22, FG_SKEL_EVERY_PROG);
+	struct ct_confirm_bpf *ct = ct_confirm_bpf__open_and_load();
+	uint8_t frame[64] = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	char src[INET_ADDRSTRLEN];
+	struct segment ack = {.family = 4, .src = src, .dport = 22, .flags = TCP_ACK, .seq = 5};
+	struct reply r;
+
+	assert_non_null(ct);
+	snprintf(src, sizeof(src), "10.0.%d.%d", 100 + getpid() % 100, 1 + getpid() % 250);
+	inet_pton(AF_INET, src, &ct->bss->tuple.ipv4.saddr);
+	inet_pton(AF_INET, "192.0.2.1", &ct->bss->tuple.ipv4.daddr);
+	ct->bss->tuple.ipv4.sport = htons(40000);
+	ct->bss->tuple.ipv4.dport = htons(22);
+	ct->bss->tuple_size = sizeof(ct->bss->tuple.ipv4);
+
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(ct->progs.ct_confirm), &opts), 0);
+	assert_int_equal(opts.retval, 0);
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	run_segment(bpf_program__fd(skel->progs.fg_tc), &ack, &r);
+	assert_int_equal(r.verdict, TC_ACT_OK);
+	assert_int_equal(global_stats(skel).synproxy_established, 2);
+	assert_int_equal(global_stats(skel).synproxy_cookies_refused, 1);
+	assert_int_equal(global_stats(skel).synproxy_cookies_accepted, 0);
+	ct_confirm_bpf__destroy(ct);
 	floodgate_bpf__destroy(skel);
 }
