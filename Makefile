@@ -25,7 +25,7 @@ WARNINGS  := -Wall -Wextra -Werror
 EXTRA_DEFINES ?=
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) $(EXTRA_DEFINES) \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
-PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis jansson libmnl libcurl
+PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis jansson libmnl libcurl libnftables
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARNINGS) $(EXTRA_DEFINES) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
