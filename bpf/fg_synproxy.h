@@ -98,12 +98,14 @@ struct {
 /* One prog array per hook: the kernel ties a prog array to the program
  * type of the first program that uses it. Entry 0 is the hook's proxy,
  * which the loader puts there (user/maps/skeleton.c); empty, fg_process
- * judges the packet itself. */
+ * judges the packet itself. Pinned: the kernel empties a prog array when
+ * the last file descriptor or pin of it goes, and the loader exits. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } synproxy_xdp SEC(".maps");
 
 struct {
@@ -111,6 +113,7 @@ struct {
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } synproxy_tc SEC(".maps");
 
 /* What the proxy decided. */

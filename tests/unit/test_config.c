@@ -919,23 +919,6 @@ static void test_synproxy_compile(void **state)
 		assert_int_equal(((const __u8 *)&params)[i], 0);
 }
 
-/* load and reload refuse [synproxy] (exit 4, FG_ERR_ENV) until the loader
- * installs the proxy; a config without it goes on. */
-static void test_synproxy_load_refused(void **state)
-{
-	struct fg_err err = {0};
-
-	(void)state;
-	parse_ok("no section", POLR);
-	assert_int_equal(fg_step_refuse_synproxy("t.conf", &cfg, &err), 0);
-	parse_ok("section", POLR "[synproxy]\nports = 22\n");
-	assert_int_equal(fg_step_refuse_synproxy("t.conf", &cfg, &err), -1);
-	assert_int_equal(err.kind, FG_ERR_ENV);
-	assert_string_equal(err.msg, "t.conf:4: [synproxy] cannot be loaded yet: this build checks "
-				     "it but does not install it (expected a config without "
-				     "[synproxy])");
-}
-
 static void test_errors_synproxy(void **state)
 {
 	static const struct error_case cases[] = {
@@ -1672,7 +1655,6 @@ int main(void)
 		cmocka_unit_test(test_synproxy),
 		cmocka_unit_test(test_errors_synproxy),
 		cmocka_unit_test(test_synproxy_compile),
-		cmocka_unit_test(test_synproxy_load_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

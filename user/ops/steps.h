@@ -19,13 +19,6 @@
  * written it, then parses it (fg_config_read). */
 int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err *err);
 
-/* Refuses a config with [synproxy] (FG_ERR_ENV): the datapath has the SYN
- * proxy, but installing it (its programs in the prog arrays, the nftables
- * rules that complete the handshake) is not written yet, and a proxy
- * without them would pass cookie ACKs to a stack that has no connection
- * for them. */
-int fg_step_refuse_synproxy(const char *path, const struct fg_config *cfg, struct fg_err *err);
-
 /* Reads the feed files of `cfg` (trust-checked as the config is) and
  * compiles it into *out (allocated; the caller releases it with
  * fg_compiled_free) for `slot`; records the lists' prefix count in
@@ -60,5 +53,14 @@ int fg_step_clear_staging(const char *ifname, unsigned int ifindex, const struct
  * another network namespace. */
 int fg_step_inspect_pins(const char *pin_dir, struct fg_pin_ids *ids, struct fg_tc_place *tc,
 			 struct fg_err *err);
+
+/* The SYN proxy's nftables table follows a program swap (an upgrade, or
+ * a reload that adds, changes or removes [synproxy]): installed or
+ * replaced before the new program runs, so that its cookies find the
+ * rules; removed after the old program stops. 0 or -1 with `err` set. */
+int fg_step_synproxy_before_swap(const char *ifname, const struct fg_config *cfg,
+				 struct fg_err *err);
+int fg_step_synproxy_after_swap(const char *ifname, const struct fg_config *cfg,
+				struct fg_err *err);
 
 #endif /* FG_STEPS_H */

@@ -147,7 +147,10 @@ static int open_new(struct upgrade *u, const struct fg_config *cfg, int host_fd)
 		note(u->shared, row->name);
 		u->old[i].kept = true;
 	}
-	return floodgate_bpf__load(u->skel);
+	err = floodgate_bpf__load(u->skel);
+	/* Before the attach: the new program hands over to its proxy from
+	 * its first packet. */
+	return err ? err : fg_skel_link_synproxy(u->skel);
 }
 
 /* The new runtime record: where the old program is, what the config says. */
