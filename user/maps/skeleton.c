@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -115,6 +116,61 @@ int fg_skel_link_synproxy(struct floodgate_bpf *skel)
 			return -errno;
 	}
 	return 0;
+}
+
+/* The program's read-only data map: the one whose name ends in ".rodata"
+ * (the kernel keeps the object's name prefix, cut to fit). */
+static int rodata_fd(int prog_fd)
+{
+	__u32 ids[64], i, len;
+	struct bpf_prog_info info = {.nr_map_ids = 64, .map_ids = (__u64)(unsigned long)ids};
+	struct bpf_map_info map;
+
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	for (i = 0; i < info.nr_map_ids && i < 64; i++) {
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+		size_t n;
+
+		if (fd < 0)
+			continue;
+		memset(&map, 0, sizeof(map));
+		len = sizeof(map);
+		if (!bpf_obj_get_info_by_fd(fd, &map, &len) && (n = strlen(map.name)) >= 7 &&
+		    !strcmp(map.name + n - 7, ".rodata") &&
+		    map.value_size == sizeof(struct floodgate_bpf__rodata))
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+int fg_skel_read_synproxy(__u32 prog_id, struct fg_synproxy_params *out)
+{
+	struct floodgate_bpf__rodata *rodata = malloc(sizeof(*rodata));
+	int prog_fd = bpf_prog_get_fd_by_id(prog_id), fd, err = 0;
+	__u32 zero = 0;
+
+	if (prog_fd < 0 || !rodata) {
+		err = prog_fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	fd = rodata_fd(prog_fd);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	if (bpf_map_lookup_elem(fd, &zero, rodata))
+		err = -errno;
+	else
+		memcpy(out, (const void *)&rodata->fg_synproxy, sizeof(*out));
+	close(fd);
+out:
+	if (prog_fd >= 0)
+		close(prog_fd);
+	free(rodata);
+	return err;
 }
 
 struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_skel_opts *opts)

@@ -52,6 +52,10 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
  * out. Returns 0 or a negative errno. */
 int fg_skel_link_synproxy(struct floodgate_bpf *skel);
 
+/* The [synproxy] settings program `prog_id` was loaded with (its
+ * read-only data). Returns 0 or a negative errno. */
+int fg_skel_read_synproxy(__u32 prog_id, struct fg_synproxy_params *out);
+
 /* Compiles `cfg` (unless `compiled` is given), writes it into `slot` and
  * makes the slot active. Returns 0, -E2BIG when the policies' source CIDRs
  * do not fit, or a negative errno. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* [synproxy] compiled into the datapath's rodata (see synproxy.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "policy/synproxy.h"
@@ -34,4 +35,31 @@ void fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy
 					  FG_TCPOLEN_TIMESTAMP);
 	out->sack = conf->sack;
 	out->timestamps = conf->timestamps;
+}
+
+static bool port_set(const struct fg_synproxy_params *params, unsigned int port)
+{
+	return (params->ports[port / 64] >> (port % 64)) & 1;
+}
+
+void fg_synproxy_ports_text(const struct fg_synproxy_params *params, char *buf, size_t size)
+{
+	unsigned int port = 0, last;
+	size_t used = 0;
+
+	if (!size)
+		return;
+	buf[0] = '\0';
+	while (port < 65536 && used < size) {
+		if (!port_set(params, port)) {
+			port++;
+			continue;
+		}
+		for (last = port; last + 1 < 65536 && port_set(params, last + 1); last++)
+			;
+		used += snprintf(buf + used, size - used, "%s%u", used ? ", " : "", port);
+		if (last > port && used < size)
+			used += snprintf(buf + used, size - used, "-%u", last);
+		port = last + 1;
+	}
 }
