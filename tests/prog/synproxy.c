@@ -16,6 +16,7 @@
 
 #include "ct_confirm.skel.h"
 #include "fixtures.h"
+#include "policy/synproxy.h"
 
 #define SYNPROXY_22 "[synproxy]\nports = 22, 8000-8080\n"
 
@@ -533,5 +534,33 @@ FG_PROG_TEST(test_synproxy_passes_known_connections)
 	assert_int_equal(global_stats(skel).synproxy_cookies_refused, 1);
 	assert_int_equal(global_stats(skel).synproxy_cookies_accepted, 0);
 	ct_confirm_bpf__destroy(ct);
+	floodgate_bpf__destroy(skel);
+}
+
+/* `status` reads the settings back from the running proxy's read-only
+ * data (maps/skeleton.c), and prints its ports as the config wrote them. */
+FG_PROG_TEST(test_synproxy_settings_read_back)
+{
+	struct floodgate_bpf *skel = load_synproxy(
+		"[synproxy]\nports = 22, 443, 8000-8080\nmss = 1400\nmss6 = 1380\nwscale = 9\n"
+		"sack = no\n",
+		FG_SKEL_XDP);
+	struct fg_synproxy_params params;
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	char ports[64];
+
+	assert_int_equal(
+		bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.fg_xdp_synproxy), &info, &len),
+		0);
+	assert_int_equal(fg_skel_read_synproxy(info.id, &params), 0);
+	assert_int_equal(params.enabled, 1);
+	fg_synproxy_ports_text(&params, ports, sizeof(ports));
+	assert_string_equal(ports, "22, 443, 8000-8080");
+	assert_int_equal(params.mss4.bytes[2] << 8 | params.mss4.bytes[3], 1400);
+	assert_int_equal(params.mss6.bytes[2] << 8 | params.mss6.bytes[3], 1380);
+	assert_int_equal(params.wscale.bytes[3], 9);
+	assert_int_equal(params.sack, 0);
+	assert_int_equal(params.timestamps, 1);
 	floodgate_bpf__destroy(skel);
 }

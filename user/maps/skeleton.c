@@ -119,8 +119,10 @@ int fg_skel_link_synproxy(struct floodgate_bpf *skel)
 }
 
 /* The program's read-only data map: the one whose name ends in ".rodata"
- * (the kernel keeps the object's name prefix, cut to fit). */
-static int rodata_fd(int prog_fd)
+ * (the kernel keeps the object's name prefix, cut to fit). The section
+ * also holds the object's constants after the variables: its value is at
+ * least the skeleton's struct, and its size is left in *value_size. */
+static int rodata_fd(int prog_fd, __u32 *value_size)
 {
 	__u32 ids[64], i, len;
 	struct bpf_prog_info info = {.nr_map_ids = 64, .map_ids = (__u64)(unsigned long)ids};
@@ -139,8 +141,10 @@ static int rodata_fd(int prog_fd)
 		len = sizeof(map);
 		if (!bpf_obj_get_info_by_fd(fd, &map, &len) && (n = strlen(map.name)) >= 7 &&
 		    !strcmp(map.name + n - 7, ".rodata") &&
-		    map.value_size == sizeof(struct floodgate_bpf__rodata))
+		    map.value_size >= sizeof(struct floodgate_bpf__rodata)) {
+			*value_size = map.value_size;
 			return fd;
+		}
 		close(fd);
 	}
 	return -ENOENT;
@@ -148,20 +152,23 @@ static int rodata_fd(int prog_fd)
 
 int fg_skel_read_synproxy(__u32 prog_id, struct fg_synproxy_params *out)
 {
-	struct floodgate_bpf__rodata *rodata = malloc(sizeof(*rodata));
+	struct floodgate_bpf__rodata *rodata = NULL;
 	int prog_fd = bpf_prog_get_fd_by_id(prog_id), fd, err = 0;
-	__u32 zero = 0;
+	__u32 zero = 0, size = 0;
 
-	if (prog_fd < 0 || !rodata) {
-		err = prog_fd < 0 ? -errno : -ENOMEM;
+	if (prog_fd < 0) {
+		err = -errno;
 		goto out;
 	}
-	fd = rodata_fd(prog_fd);
+	fd = rodata_fd(prog_fd, &size);
 	if (fd < 0) {
 		err = fd;
 		goto out;
 	}
-	if (bpf_map_lookup_elem(fd, &zero, rodata))
+	rodata = malloc(size);
+	if (!rodata)
+		err = -ENOMEM;
+	else if (bpf_map_lookup_elem(fd, &zero, rodata))
 		err = -errno;
 	else
 		memcpy(out, (const void *)&rodata->fg_synproxy, sizeof(*out));
