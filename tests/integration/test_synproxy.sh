@@ -14,7 +14,9 @@
 #   (e) IPv6 connects work;
 #   (f) unload, a reload without [synproxy] and a killed load followed by
 #       load or unload leave no floodgate table and restore
-#       net.netfilter.nf_conntrack_tcp_loose.
+#       net.netfilter.nf_conntrack_tcp_loose, which stays strict while a
+#       second interface still uses the proxy;
+#   (g) the tc hook proxies too.
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -262,6 +264,17 @@ expect_exit 0 "unload fgC" "$FLOODGATE" unload fgC
 check "(f) the last unload restores nf_conntrack_tcp_loose" test "$(cat "$LOOSE")" -eq 1
 check "(f) and leaves no table" no_table
 ip link del fgC
+
+# (g) The same at tc, where the SYN-ACK is redirected out of fgA.
+expect_exit 0 "load with [synproxy] at tc" "$FLOODGATE" load fgA --hook tc \
+	-c "$WORK/synproxy.conf"
+got=$(connects 10.200.0.1 20)
+check "(g) 20 of 20 connects echo through the proxy at tc (got $got)" test "$got" -eq 20
+check "(g) the proxy at tc answered their SYNs" test "$(stat_of synproxy_synacks)" -ge 20
+got=$(connects fd00:200::1 10)
+check "(g) 10 of 10 IPv6 connects at tc (got $got)" test "$got" -eq 10
+expect_exit 0 "unload the tc proxy" "$FLOODGATE" unload fgA
+check "(g) no table after the tc proxy" no_table
 
 # A load killed once its table is installed (and again once attached):
 # the next load, or an unload, takes what it left.
