@@ -28,7 +28,7 @@ EXTRA_DEFINES ?=
 # they ran (tests/integration/test_deb.sh compares them byte for byte).
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARNINGS) $(EXTRA_DEFINES) \
 	-ffile-prefix-map=$(CURDIR)=. -Iinclude -Ibpf -I/usr/include/$(MULTIARCH)
-PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis jansson libmnl libcurl
+PKGS      := libbpf libxdp libpcap libsystemd libmicrohttpd hiredis jansson libmnl libcurl libnftables
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 $(WARNINGS) $(EXTRA_DEFINES) -DFG_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(BUILD) \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -162,6 +162,8 @@ $(BUILD)/tests/prog/%.o: tests/prog/%.c $(USER_HDRS) $(PROG_HDRS) $(SKELS) | $(B
 	$(Q)$(CC) $(CFLAGS) -D_GNU_SOURCE -I$(BUILD)/tests -c $< -o $@
 
 $(BUILD)/tests/prog/main.o: $(PROG_LIST)
+# The synproxy tests put a connection in conntrack with this fixture.
+$(BUILD)/tests/prog/synproxy.o: $(BUILD)/ct_confirm.skel.h
 
 $(PROG_TESTS): $(PROG_OBJS) $(USER_OBJS) | $(BUILD)/tests
 	$(call msg,LINK,$@)

@@ -34,6 +34,10 @@ const volatile __u32 fg_refusal_churn_limit = 0;
  * share of the trie. Read only where a policy's ban is being added. */
 const volatile __u32 fg_max_policy_bans = 0;
 
+/* [synproxy], compiled by the loader (user/policy/synproxy.c); off
+ * (enabled 0) without the section, and the verifier prunes the hand-off. */
+const volatile struct fg_synproxy_params fg_synproxy = {};
+
 /* Benchmarks only: rewrite the IPv4 source of every packet to
  * 10.0.0.0 + (sequence & fg_bench_source_mask), or to a random address in
  * 10.0.0.0/8 when the mask is ~0, so BPF_PROG_TEST_RUN with repeat can

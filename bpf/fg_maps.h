@@ -4,7 +4,8 @@
  * key and value types are the pinned layout that `reload` and `upgrade`
  * check against the maps already pinned (user/maps/pinned.c,
  * user/ops/upgrade.c): change them only together with that layout.
- * The key and value types are include/floodgate.h's. Part of
+ * The key and value types are include/floodgate.h's; the SYN proxy's
+ * maps, which hold a parsed packet, are in fg_synproxy.h. Part of
  * bpf/floodgate.bpf.c, the one file that includes it.
  */
 #ifndef FG_MAPS_H

@@ -292,6 +292,7 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 	}
 	if (fg_is_vlan(ethertype))
 		return FG_PARSE_VLAN_OVERFLOW;
+	pkt->l3_offset = cursor - data;
 
 	if (ethertype == bpf_htons(ETH_P_IP)) {
 		struct iphdr *iph = cursor;
@@ -321,10 +322,8 @@ static __always_inline enum fg_parse_result fg_parse(void *data, void *data_end,
 		return FG_PARSE_IP;
 	}
 
-	if (ethertype == bpf_htons(ETH_P_IPV6)) {
-		pkt->l3_offset = cursor - data;
+	if (ethertype == bpf_htons(ETH_P_IPV6))
 		return fg_parse_ipv6(cursor, data_end, pkt);
-	}
 
 	return FG_PARSE_NON_IP;
 }

@@ -10,7 +10,8 @@
  * feature is a header of its own under bpf/, included here only, in the
  * order of what each needs: the globals and maps, the clock, the parser,
  * the match, events, the lists and bans, the new-source budget, the
- * refusal cache, charging, and the fleet.
+ * refusal cache, charging, the fleet, and the SYN proxy, whose programs
+ * (fg_xdp_synproxy, fg_tc_synproxy) fg_process reaches by a tail call.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -40,6 +41,7 @@
 #include "fg_refusal.h"
 #include "fg_fleet.h"
 #include "fg_charge.h"
+#include "fg_synproxy.h"
 
 /* Applies one policy to the packet and counts the outcome. Returns
  * FG_VERDICT_PASS, FG_VERDICT_DROP or FG_VERDICT_DROP_AND_BAN. */
@@ -289,6 +291,50 @@ static __always_inline __u32 fg_tc_segments(struct __sk_buff *skb)
 	return (skb->len + skb->gso_size - 1) / skb->gso_size;
 }
 
+/* The policies' verdict on a parsed packet whose source the lists and bans
+ * left to them. */
+static __always_inline enum fg_verdict
+fg_judge(void *ctx, __u32 slot, const struct fg_policy_set *set, const struct fg_packet *pkt,
+	 __u64 pkt_len, struct fg_clock *clock, struct fg_global_stats *gstats)
+{
+	__u32 index, i;
+	__u64 candidates;
+	int refused;
+
+	candidates = fg_match(set, slot, pkt, pkt_len);
+	if (!candidates) {
+		gstats->unmatched++;
+		return FG_VERDICT_PASS;
+	}
+
+	/* Every matching policy is a layer, applied in file order (lowest bit
+	 * first). The packet passes only if all admit it; the first refusal
+	 * stops the walk, so later layers are not charged for a dropped
+	 * packet. */
+	for (i = 0; i < FG_MAX_POLICIES; i++) {
+		if (!candidates)
+			break;
+		index = fg_lowest_bit(candidates);
+		candidates &= candidates - 1;
+		/* clang knows the table's values and would drop this bound,
+		 * which the verifier needs; hide the value from it. */
+		asm volatile("" : "+r"(index));
+		if (index >= FG_MAX_POLICIES)
+			break;
+		refused = fg_apply_layer(slot, index, pkt, pkt_len, clock);
+		if (refused == FG_VERDICT_PASS)
+			continue;
+		if (refused == FG_VERDICT_DROP_AND_BAN) {
+			if (pkt->proto != IPPROTO_TCP || fg_tcp_established(ctx, pkt))
+				fg_ban_layer(slot, index, pkt, fg_clock_now(clock));
+			else
+				gstats->bans_unverified++;
+		}
+		return FG_VERDICT_DROP;
+	}
+	return FG_VERDICT_PASS;
+}
+
 /* Parses and judges a packet: at tc `skb`, at XDP `data`..`data_end` (skb
  * NULL). `ctx` is the program's context (struct xdp_md or __sk_buff), for
  * the socket lookup of a ban's evidence. The parse comes after the map lookups: the verifier then
@@ -302,9 +348,8 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 	struct fg_policy_set *set;
 	struct fg_runtime *rt;
 	struct fg_clock clock = {};
-	__u32 zero = 0, slot, index, i;
-	__u64 candidates;
-	int verdict, refused;
+	__u32 zero = 0, slot;
+	int verdict;
 
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
 	rt = bpf_map_lookup_elem(&runtime, &zero);
@@ -329,38 +374,11 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 		return verdict;
 	gstats->parsed++;
 
-	candidates = fg_match(set, slot, pkt, pkt_len);
-	if (!candidates) {
-		gstats->unmatched++;
-		return FG_VERDICT_PASS;
-	}
-
-	/* Every matching policy is a layer, applied in file order (lowest bit
-	 * first). The packet passes only if all admit it; the first refusal
-	 * stops the walk, so later layers are not charged for a dropped
-	 * packet. */
-	for (i = 0; i < FG_MAX_POLICIES; i++) {
-		if (!candidates)
-			break;
-		index = fg_lowest_bit(candidates);
-		candidates &= candidates - 1;
-		/* clang knows the table's values and would drop this bound,
-		 * which the verifier needs; hide the value from it. */
-		asm volatile("" : "+r"(index));
-		if (index >= FG_MAX_POLICIES)
-			break;
-		refused = fg_apply_layer(slot, index, pkt, pkt_len, &clock);
-		if (refused == FG_VERDICT_PASS)
-			continue;
-		if (refused == FG_VERDICT_DROP_AND_BAN) {
-			if (pkt->proto != IPPROTO_TCP || fg_tcp_established(ctx, pkt))
-				fg_ban_layer(slot, index, pkt, fg_clock_now(&clock));
-			else
-				gstats->bans_unverified++;
-		}
-		return FG_VERDICT_DROP;
-	}
-	return FG_VERDICT_PASS;
+	/* A SYN proves nothing and is not charged: the proxy answers it, and
+	 * judges the rest of the port's traffic before the policies do. */
+	if (fg_synproxy_wanted(pkt))
+		fg_synproxy_hand_off(ctx, skb != NULL, pkt, pkt_len);
+	return fg_judge(ctx, slot, set, pkt, pkt_len, &clock, gstats);
 }
 
 SEC("xdp")
@@ -387,6 +405,61 @@ int fg_tc(struct __sk_buff *skb)
 	if (fg_process(skb, &pkt, skb, NULL, NULL, skb->len) == FG_VERDICT_DROP)
 		return TC_ACT_SHOT;
 	return TC_ACT_OK;
+}
+
+/* What fg_synproxy_process returns when the frame became the SYN-ACK; it
+ * returns an enum fg_verdict otherwise. */
+#define FG_SYNACK_SENT -2
+
+/* The SYN proxy's verdict, then the policies' on what it lets through
+ * (bpf/fg_synproxy.h); reached from fg_process by a tail call. */
+static __always_inline int fg_synproxy_process(void *ctx, bool tc)
+{
+	struct fg_synproxy_scratch *scratch;
+	struct fg_global_stats *gstats;
+	struct fg_policy_set *set;
+	struct fg_runtime *rt;
+	struct fg_clock clock = {};
+	__u32 zero = 0, slot;
+	enum fg_synproxy_outcome outcome;
+
+	scratch = bpf_map_lookup_elem(&synproxy_scratch, &zero);
+	gstats = bpf_map_lookup_elem(&global_stats, &zero);
+	rt = bpf_map_lookup_elem(&runtime, &zero);
+	if (!scratch || !gstats || !rt)
+		return FG_VERDICT_PASS;
+	outcome = fg_synproxy_verdict(ctx, tc, scratch, gstats);
+	if (outcome == FG_SYNPROXY_ANSWER)
+		return FG_SYNACK_SENT;
+	if (outcome == FG_SYNPROXY_DROP)
+		return FG_VERDICT_DROP;
+	slot = rt->active_slot & (FG_POLICY_SLOTS - 1);
+	set = bpf_map_lookup_elem(&policy_sets, &slot);
+	if (!set)
+		return FG_VERDICT_PASS;
+	return fg_judge(ctx, slot, set, &scratch->pkt, scratch->pkt_len, &clock, gstats);
+}
+
+SEC("xdp")
+int fg_xdp_synproxy(struct xdp_md *ctx)
+{
+	int verdict = fg_synproxy_process(ctx, false);
+
+	if (verdict == FG_SYNACK_SENT)
+		return XDP_TX;
+	return verdict == FG_VERDICT_DROP ? XDP_DROP : XDP_PASS;
+}
+
+/* tc answers by redirecting the SYN-ACK to the egress of the interface
+ * the SYN came in on, as XDP_TX does at XDP. */
+SEC("tc")
+int fg_tc_synproxy(struct __sk_buff *skb)
+{
+	int verdict = fg_synproxy_process(skb, true);
+
+	if (verdict == FG_SYNACK_SENT)
+		return bpf_redirect(skb->ifindex, 0);
+	return verdict == FG_VERDICT_DROP ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -52,7 +52,18 @@
 	X(sources_promoted, "sources_promoted_total",                                              \
 	  "IPv4 sources known long enough moved to the table a flood cannot churn (known4).")   \
 	X(bans_unverified, "bans_unverified_total",                                                \
-	  "Refusals under action = ban that banned no one: no evidence the source can receive.")
+	  "Refusals under action = ban that banned no one: no evidence the source can receive.")   \
+	X(synproxy_synacks, "synproxy_synacks_total",                                              \
+	  "SYN-ACKs with a SYN cookie the [synproxy] sent for SYNs to its ports.")                 \
+	X(synproxy_cookies_accepted, "synproxy_cookies_accepted_total",                            \
+	  "ACKs to [synproxy] ports with a valid SYN cookie, passed on to the policies.")          \
+	X(synproxy_cookies_refused, "synproxy_cookies_refused_total",                              \
+	  "ACKs to [synproxy] ports of no known connection and with no valid cookie, dropped.")    \
+	X(synproxy_established, "synproxy_established_total",                                      \
+	  "Packets to [synproxy] ports of connections conntrack knows, passed on to the policies.") \
+	X(synproxy_malformed, "synproxy_malformed_total",                                          \
+	  "TCP packets to [synproxy] ports it cannot answer or check (bad TCP lengths or "         \
+	  "options, IP options, IPv6 extension headers, fragments), dropped.")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

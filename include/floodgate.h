@@ -23,5 +23,6 @@
 #include "floodgate_fleet.h"
 #include "floodgate_stats.h"
 #include "floodgate_events.h"
+#include "floodgate_synproxy.h"
 
 #endif /* FLOODGATE_H */

@@ -19,7 +19,7 @@ packages=(
 	libsystemd-dev libmicrohttpd-dev prometheus
 	iperf3 iputils-ping
 	libhiredis-dev redis-server socat openssl
-	libjansson-dev libmnl-dev
+	libjansson-dev libmnl-dev libnftables-dev
 	fail2ban
 	libcurl4-openssl-dev crowdsec
 	mandoc

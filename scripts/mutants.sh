@@ -137,6 +137,18 @@ mutant bans-put-unflagged user/ops/bans.c '^test_prog$' \
 	$'int err = fg_runtime_mark_bans(pinned->maps.runtime);\n\n\tif (err)\n\t\treturn err;\n\tif (bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY))\n\t\treturn -errno;\n\treturn fg_runtime_mark_bans(pinned->maps.runtime);' \
 	'return bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY) ? -errno : 0;' \
 	"fg_bans_put writes a ban without setting bans_may_exist (before or after): the datapath skips the trie"
+mutant synproxy-open-connections-cut user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
+	'fg_ct_seed_established(conf, err) < 0' \
+	'(0 && fg_ct_seed_established(conf, err) < 0)' \
+	"a [synproxy] load gives conntrack no entries for the connections already open"
+mutant synproxy-pickup-loose user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
+	'ret = write_number(TCP_LOOSE_SYSCTL, 0, false);' \
+	'ret = 0;' \
+	"a [synproxy] load leaves nf_conntrack_tcp_loose as it was: the cookie ACK never reaches nftables' synproxy"
+mutant synproxy-unlinked user/ops/loader.c '^test_synproxy\.sh$' \
+	'ret = fg_skel_link_synproxy(skel);' \
+	'ret = 0;' \
+	"load never puts the SYN proxy in its prog array: fg_process judges the port itself"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

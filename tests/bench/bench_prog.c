@@ -23,6 +23,7 @@
 #include "baseline.skel.h"
 #include "simplest.skel.h"
 #include "config/config.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/runtime.h"

@@ -22,6 +22,9 @@
 #   tests/integration/test_recovery.sh   a load (xdp) or unload killed at each step
 #   tests/integration/test_upgrade.sh    an upgrade across map layouts
 #   tests/integration/test_cli_messages.sh  what the CLI says on each failure
+#   tests/integration/test_synproxy.sh   [synproxy] end to end: cookies at XDP,
+#                                        nftables' synproxy, conntrack's
+#                                        modules (a smaller SYN flood)
 #   tests/kernels/test_multiprog.sh      floodgate beside xdp-loader's program
 #                                        through libxdp's dispatcher
 # Not run under emulation (listed in NOT_RUN with the reason); any other
@@ -51,12 +54,15 @@ export FG_RECOVERY_HOOKS=xdp
 # test_upgrade.sh: the upgrade across layouts runs (build A to B and back);
 # the one from before sources4 repeats it with another old build.
 export FG_PRE_SOURCES4=
+# test_synproxy.sh: TCG cannot hold the 20 kpps SYN flood with a client
+# connecting in between; the proxy's answer to each SYN is the same at 2.
+export FG_SYNPROXY_FLOOD_PPS=2000
 RESULTS=${fg_results:?}
 REPO=${fg_repo:?}
 KROOT=${fg_kroot:?}
 
 GUEST_RUN=(test_cli test_bans test_flood_gen test_reload test_privileges test_algorithms
-	test_framing test_recovery test_upgrade test_cli_messages)
+	test_framing test_recovery test_upgrade test_cli_messages test_synproxy)
 declare -A NOT_RUN=(
 	[test_layers.sh]="needs 1-2 Mpps per source; TCG delivers a small fraction"
 	[test_spoof.sh]="needs a paced 300 kpps spoofed flood; TCG cannot hold it"
@@ -103,7 +109,11 @@ setup() {
 	mkdir -p /lib/modules
 	mount --bind "$KROOT/lib/modules" /lib/modules
 	local mod
-	for mod in veth sch_ingress cls_bpf nf_tables; do
+	# [synproxy]: conntrack (its BPF kfuncs, ctnetlink for the entries of
+	# connections open before a load, the tcp_loose sysctl) and
+	# nftables' synproxy statement are modules on Debian's 6.1.
+	for mod in veth sch_ingress cls_bpf nf_tables nf_conntrack nf_conntrack_netlink \
+		nft_ct nf_synproxy_core nft_synproxy; do
 		modprobe "$mod" || say "modprobe $mod failed"
 	done
 	# TCG runs the guest many times slower than hardware, while the

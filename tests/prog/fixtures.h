@@ -14,6 +14,7 @@
 #include <linux/pkt_cls.h>
 
 #include "base/clock.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/skeleton.h"
 #include "packets.h"

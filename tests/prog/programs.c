@@ -161,10 +161,11 @@ static void read_subprogs(struct bpf_program *prog, const char *log, struct fg_s
 
 /* The verifier's own count, from a stats-level log (BPF_LOG_STATS). The
  * policies are data, written after the load, so the count is the same for
- * 1 and for 64 of them: the walk is bounded at FG_MAX_POLICIES layers. */
+ * 1 and for 64 of them: the walk is bounded at FG_MAX_POLICIES layers.
+ * The SYN proxy is on, so the entry programs carry their hand-off to it. */
 FG_PROG_TEST(test_verifier_instruction_counts)
 {
-	static char log[64 * 1024];
+	static char log[64 * 1024], config[4096];
 	const struct fg_skel_opts opts = {.progs = FG_SKEL_EVERY_PROG};
 	struct fg_config *cfg = calloc(1, sizeof(*cfg));
 	struct floodgate_bpf *skel = floodgate_bpf__open();
@@ -176,7 +177,8 @@ FG_PROG_TEST(test_verifier_instruction_counts)
 	int i;
 
 	assert_non_null(skel);
-	assert_int_equal(fg_config_parse_string("test", test_config, cfg, stderr), 0);
+	snprintf(config, sizeof(config), "%s[synproxy]\nports = 22\n", test_config);
+	assert_int_equal(fg_config_parse_string("test", config, cfg, stderr), 0);
 	bpf_object__for_each_program (prog, skel->obj) {
 		struct floodgate_bpf *one = fg_skel_open(cfg, &opts);
 		struct bpf_program *p;

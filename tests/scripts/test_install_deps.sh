@@ -52,11 +52,12 @@ export FG_CROWDSEC_ETC=$work/crowdsec
 # Every package the script asked for before it was made quiet (scripts/install-deps.sh
 # at issue 26); none may be dropped. Plus mandoc
 # (mandoc -T lint on the man pages), and debhelper, lintian and mmdebstrap
-# for the .deb and its test (docs/service.md, "Debian package").
+# for the .deb and its test (docs/service.md, "Debian package"), and
+# libnftables-dev for the SYN proxy's nftables table (user/attach/synproxy_nft.c).
 expected="build-essential clang llvm pkg-config make libbpf-dev bpftool libxdp-dev xdp-tools
 libelf-dev zlib1g-dev libcmocka-dev iproute2 ethtool util-linux nftables iptables gnuplot-nox
 python3 libpcap-dev tcpdump libsystemd-dev libmicrohttpd-dev prometheus iperf3 iputils-ping
-libhiredis-dev redis-server socat openssl libjansson-dev libmnl-dev fail2ban
+libhiredis-dev redis-server socat openssl libjansson-dev libmnl-dev libnftables-dev fail2ban
 libcurl4-openssl-dev crowdsec mandoc debhelper lintian mmdebstrap"
 
 # 1. Everything missing, apt succeeds: exactly one line, naming the packages.

@@ -15,6 +15,8 @@
 
 #include "config/config.h"
 #include "policy/policy.h"
+#include "policy/synproxy.h"
+#include "ops/steps.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -832,6 +834,138 @@ static void test_errors_fleet(void **state)
 	run_errors(cases, ARRAY_SIZE(cases));
 }
 
+static void test_synproxy(void **state)
+{
+	const struct fg_synproxy_conf *sp = &cfg.synproxy;
+
+	(void)state;
+	parse_ok("no [synproxy]", POLR);
+	assert_false(sp->enabled);
+
+	/* A [synproxy] alone is a config; what it does not set is the
+	 * defaults of an Ethernet listener on Linux. */
+	parse_ok("defaults", "[synproxy]\nports = 22\n");
+	assert_int_equal(cfg.n_policies, 0);
+	assert_true(sp->enabled);
+	assert_int_equal(sp->line, 1);
+	assert_int_equal(sp->n_ports, 1);
+	assert_int_equal(sp->ports[0].lo, 22);
+	assert_int_equal(sp->ports[0].hi, 22);
+	assert_int_equal(sp->mss, 1460);
+	assert_int_equal(sp->mss6, 1440);
+	assert_int_equal(sp->wscale, 7);
+	assert_true(sp->sack);
+	assert_true(sp->timestamps);
+
+	parse_ok("every key", POLR "[synproxy]\nports = 22, 443,8000-8080 0\nmss = 536\n"
+				   "mss6 = 65475\nwscale = 14\nsack = no\ntimestamps = no\n");
+	assert_int_equal(cfg.n_policies, 1);
+	assert_int_equal(sp->line, 4);
+	assert_int_equal(sp->n_ports, 4);
+	assert_int_equal(sp->ports[1].lo, 443);
+	assert_int_equal(sp->ports[2].lo, 8000);
+	assert_int_equal(sp->ports[2].hi, 8080);
+	assert_int_equal(sp->ports[3].hi, 0);
+	assert_int_equal(sp->mss, 536);
+	assert_int_equal(sp->mss6, 65475);
+	assert_int_equal(sp->wscale, 14);
+	assert_false(sp->sack);
+	assert_false(sp->timestamps);
+
+	parse_ok("wscale 0, sixteen ports",
+		 "[synproxy]\nwscale = 0\nports = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,0-65535\n");
+	assert_int_equal(sp->wscale, 0);
+	assert_int_equal(sp->n_ports, 16);
+}
+
+/* [synproxy] compiled for the datapath: the ports as a bitmap, the option
+ * words as they go on the wire. */
+static void test_synproxy_compile(void **state)
+{
+	static const __u8 mss4[4] = {2, 4, 0x05, 0x78}, mss6[4] = {2, 4, 0x05, 0xa0};
+	static const __u8 wscale[4] = {1, 3, 3, 9}, sack_ts[4] = {4, 2, 8, 10};
+	static const __u8 nop_ts[4] = {1, 1, 8, 10};
+	static struct fg_synproxy_params params;
+	unsigned int i, set = 0;
+
+	(void)state;
+	parse_ok("compile", "[synproxy]\nports = 22, 8000-8080, 65535, 0\nmss = 1400\nwscale = 9\n"
+			    "sack = no\n");
+	memset(&params, 0xa5, sizeof(params));
+	fg_synproxy_compile(&cfg.synproxy, &params);
+	for (i = 0; i < FG_SYNPROXY_PORT_WORDS; i++)
+		set += __builtin_popcountll(params.ports[i]);
+	assert_int_equal(set, 1 + 81 + 1 + 1);
+	assert_true(params.ports[0] & 1ULL << 22);
+	assert_false(params.ports[0] & 1ULL << 21);
+	assert_true(params.ports[0] & 1ULL << 0);
+	assert_true(params.ports[8000 / 64] & 1ULL << (8000 % 64));
+	assert_true(params.ports[8080 / 64] & 1ULL << (8080 % 64));
+	assert_false(params.ports[8081 / 64] & 1ULL << (8081 % 64));
+	assert_true(params.ports[1023] & 1ULL << 63);
+	assert_memory_equal(params.mss4.bytes, mss4, 4);
+	assert_memory_equal(params.mss6.bytes, mss6, 4);
+	assert_memory_equal(params.wscale.bytes, wscale, 4);
+	assert_memory_equal(params.sack_timestamps.bytes, sack_ts, 4);
+	assert_memory_equal(params.nop_timestamps.bytes, nop_ts, 4);
+	assert_int_equal(params.enabled, 1);
+	assert_int_equal(params.sack, 0);
+	assert_int_equal(params.timestamps, 1);
+
+	/* No section: the proxy is off, and nothing else is set. */
+	parse_ok("no section", POLR);
+	fg_synproxy_compile(&cfg.synproxy, &params);
+	for (i = 0; i < sizeof(params); i++)
+		assert_int_equal(((const __u8 *)&params)[i], 0);
+}
+
+static void test_errors_synproxy(void **state)
+{
+	static const struct error_case cases[] = {
+		{"[synproxy]\n", 1, NULL,
+		 "t.conf:1: [synproxy] has no ports (expected ports = the TCP ports of its "
+		 "listeners, such as 22, 443)\n"},
+		{POLR "[synproxy]\nmss = 1400\n", 4, "[synproxy] has no ports", NULL},
+		{"[synproxy]\nports = ,\n", 2, NULL,
+		 "t.conf:2: ports names no port (expected PORT or LO-HI such as 22 or "
+		 "8000-8080)\n"},
+		{"[synproxy]\nports = 22\n[synproxy]\nports = 80\n", 3,
+		 "duplicate [synproxy] section (expected one; first at line 1)", NULL},
+		{"[synproxy]\nports = 22\nports = 80\n", 3,
+		 "duplicate key 'ports' in [synproxy] (expected each key once; first set at line "
+		 "2)",
+		 NULL},
+		{"[synproxy]\nports = 22\nrate = 1/s\n", 3, NULL,
+		 "t.conf:3: unknown key 'rate' in [synproxy] (expected one of: ports, mss, mss6, "
+		 "wscale, sack, timestamps)\n"},
+		{"[synproxy]\nports = ssh\n", 2, NULL,
+		 "t.conf:2: bad port 'ssh' in ports list (expected PORT or LO-HI such as 22 or "
+		 "8000-8080)\n"},
+		{"[synproxy]\nports = 65536\n", 2, "port 65536 out of range", NULL},
+		{"[synproxy]\nports = 90-80\n", 2, "port range '90-80' is out of order", NULL},
+		{"[synproxy]\nports = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n", 2,
+		 "too many ports in ports list (expected at most 16 ports or ranges)", NULL},
+		{"[synproxy]\nports = 22\nmss = 535\n", 3, "bad mss '535'", NULL},
+		{"[synproxy]\nports = 22\nmss = 65496\n", 3, "bad mss", NULL},
+		{"[synproxy]\nports = 22\nmss = big\n", 3, "bad mss", NULL},
+		{"[synproxy]\nports = 22\nmss6 = 1219\n", 3, "bad mss6 '1219'", NULL},
+		{"[synproxy]\nports = 22\nmss6 = 65476\n", 3, "bad mss6", NULL},
+		{"[synproxy]\nports = 22\nwscale = 15\n", 3, "bad wscale '15'", NULL},
+		{"[synproxy]\nports = 22\nwscale = -1\n", 3, "bad wscale", NULL},
+		{"[synproxy]\nports = 22\nsack = maybe\n", 3, "bad sack 'maybe'", NULL},
+		{"[synproxy]\nports = 22\ntimestamps = on\n", 3, "bad timestamps 'on'", NULL},
+		{"[synproxy]\nports = 22\n[policy p]\nmatch = any\n", 3, "policy 'p' has no 'rate'",
+		 NULL},
+		{"[synproxies]\n", 1, NULL,
+		 "t.conf:1: unknown section '[synproxies]' (expected [policy NAME], [allow], "
+		 "[deny], [fleet], [crowdsec] or [synproxy])\n"},
+		{"ports = 22\n", 1, "unknown key 'ports'", NULL},
+	};
+
+	(void)state;
+	run_errors(cases, ARRAY_SIZE(cases));
+}
+
 static void test_errors_globals(void **state)
 {
 	static const struct error_case cases[] = {
@@ -1518,6 +1652,9 @@ int main(void)
 		cmocka_unit_test(test_quiet_and_names),
 		cmocka_unit_test(test_fleet),
 		cmocka_unit_test(test_errors_fleet),
+		cmocka_unit_test(test_synproxy),
+		cmocka_unit_test(test_errors_synproxy),
+		cmocka_unit_test(test_synproxy_compile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,14 +19,15 @@
 #include "config/keys.h"
 #include "maps/runtime.h"
 
-static const unsigned int sections[] = {FG_IN_GLOBAL, FG_IN_POLICY, FG_IN_FLEET, FG_IN_ACCESS,
-					FG_IN_CROWDSEC};
+static const unsigned int sections[] = {FG_IN_GLOBAL, FG_IN_POLICY,   FG_IN_FLEET,
+					FG_IN_ACCESS, FG_IN_CROWDSEC, FG_IN_SYNPROXY};
 
 /* What each section needs to be valid, before the line under test. */
 static const char *const required_policy[] = {"match = any", "rate = 10/s", NULL};
 static const char *const required_fleet[] = {"redis = 127.0.0.1:6379", NULL};
 static const char *const required_crowdsec[] = {"url = http://127.0.0.1:8080/",
 						"api_key_file = /etc/floodgate/crowdsec.key", NULL};
+static const char *const required_synproxy[] = {"ports = 22", NULL};
 
 static struct fg_config absent, with_value;
 
@@ -87,6 +88,10 @@ static void build(char *buf, size_t size, const struct fg_key *key, unsigned int
 		snprintf(buf + strlen(buf), size - strlen(buf), "[crowdsec]\n");
 		section_lines(buf, size, required_crowdsec, name, needs, line);
 	}
+	if (section == FG_IN_SYNPROXY) {
+		snprintf(buf + strlen(buf), size - strlen(buf), "[synproxy]\n");
+		section_lines(buf, size, required_synproxy, name, needs, line);
+	}
 }
 
 static bool required(const struct fg_key *key, unsigned int section)
@@ -94,6 +99,7 @@ static bool required(const struct fg_key *key, unsigned int section)
 	const char *const *lines = section == FG_IN_POLICY     ? required_policy
 				   : section == FG_IN_FLEET    ? required_fleet
 				   : section == FG_IN_CROWDSEC ? required_crowdsec
+				   : section == FG_IN_SYNPROXY ? required_synproxy
 							       : NULL;
 	int i;
 
@@ -136,6 +142,8 @@ static const void *section_struct(const struct fg_config *cfg, unsigned int sect
 		return &cfg->fleet;
 	if (section == FG_IN_CROWDSEC)
 		return &cfg->crowdsec;
+	if (section == FG_IN_SYNPROXY)
+		return &cfg->synproxy;
 	return cfg;
 }
 

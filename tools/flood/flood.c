@@ -247,8 +247,10 @@ static void build_frame(const struct flood_opts *o, __u8 *frame, struct flood_bp
 	put16(l4, o->sport);
 	put16(l4 + 2, o->dport);
 	if (o->proto == IPPROTO_TCP) {
-		l4[12] = 5 << 4; /* data offset */
-		l4[13] = 0x02;	 /* SYN */
+		l4[12] = 5 << 4;		   /* data offset */
+		l4[13] = o->tcp_ack ? 0x10 : 0x02; /* ACK or SYN */
+		if (o->tcp_ack)
+			memcpy(l4 + 8, "\x5e\xed\xc0\xde", 4); /* a cookie no SYN was given */
 		put16(l4 + 14, 64240);
 	} else {
 		put16(l4 + 4, (__u16)l4len);

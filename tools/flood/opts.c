@@ -23,7 +23,7 @@
 /* A printf format: %u is FLOOD_DEFAULT_BATCH, so the text cannot go stale. */
 static const char usage_format[] =
 	"Usage: floodgate-flood --dev IFACE --dst ADDR (--count N | --duration SECONDS)\n"
-	"                       [--src SPEC] [--proto udp|tcp] [--sport N] [--dport N]\n"
+	"                       [--src SPEC] [--proto udp|tcp|tcp-ack] [--sport N] [--dport N]\n"
 	"                       [--size BYTES] [--rate PPS] [--threads N] [--batch N]\n"
 	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--repeat N]\n"
 	"                       [--json]\n"
@@ -41,7 +41,10 @@ static const char usage_format[] =
 	"                                      order (see --seed); K <= 16777216\n"
 	"                      PREFIX/LEN      a uniformly random source in PREFIX per frame\n"
 	"                      IPv6 +K counts in the low 32 bits. The family must match --dst.\n"
-	"  --proto udp|tcp     default udp; tcp sends SYNs with sequence number i\n"
+	"  --proto udp|tcp|tcp-ack\n"
+	"                      default udp; tcp sends SYNs with sequence number i;\n"
+	"                      tcp-ack sends ACKs with sequence number i and one made-up\n"
+	"                      acknowledgment number (as a forged SYN cookie would)\n"
 	"  --sport N           default 1024\n"
 	"  --dport N           default 9\n"
 	"  --size BYTES        frame size without FCS, from the headers (42 IPv4/UDP,\n"
@@ -254,10 +257,11 @@ static int opt_proto(struct flood_opts *o, const char *name, const char *v)
 	(void)name;
 	if (!strcmp(v, "udp"))
 		o->proto = IPPROTO_UDP;
-	else if (!strcmp(v, "tcp"))
+	else if (!strcmp(v, "tcp") || !strcmp(v, "tcp-ack"))
 		o->proto = IPPROTO_TCP;
 	else
-		return flood_usage_err("--proto must be udp or tcp, not '%s'", v);
+		return flood_usage_err("--proto must be udp, tcp or tcp-ack, not '%s'", v);
+	o->tcp_ack = !strcmp(v, "tcp-ack");
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct flood_opts {
 	__u32 nsrc;	/* SEQ/SHUFFLE */
 	int prefix_len; /* RANDOM */
 	int proto;	/* IPPROTO_UDP or IPPROTO_TCP */
+	bool tcp_ack;	/* --proto tcp-ack: ACKs, not SYNs */
 	__u16 sport, dport;
 	__u32 size;
 	__u64 count;	 /* 0: duration mode */

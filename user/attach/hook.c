@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "attach/hook.h"
 #include "attach/xdp_ext.h"

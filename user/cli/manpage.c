@@ -136,6 +136,7 @@ static const struct {
 	{FG_IN_ACCESS, "[allow] and [deny]"},
 	{FG_IN_FLEET, "[fleet]"},
 	{FG_IN_CROWDSEC, "[crowdsec]"},
+	{FG_IN_SYNPROXY, "[synproxy]"},
 };
 
 /* "Value: WORD, one of xdp, tc." and the like: the type's syntax with the

@@ -106,6 +106,44 @@ static json_t *lists_json(const struct fg_status *status)
 	return o;
 }
 
+/* The SYN proxy, when the program has one: "synproxy: ports 22, 443 (mss
+ * 1460/1440, wscale 7, sack, timestamps), program 12; nftables table inet
+ * floodgate_synproxy_eth0 installed". */
+static void print_synproxy(const struct fg_status_synproxy *sp)
+{
+	if (!sp->enabled) {
+		if (sp->nft_installed)
+			printf("  synproxy: off, but its nftables table %s is still there "
+			       "(unload removes it)\n",
+			       sp->nft_table);
+		return;
+	}
+	printf("  synproxy: ports %s (mss %u/%u, wscale %u%s%s), program %u; nftables table %s "
+	       "%s\n",
+	       sp->ports, sp->mss, sp->mss6, sp->wscale, sp->sack ? ", sack" : "",
+	       sp->timestamps ? ", timestamps" : "", sp->prog_id, sp->nft_table,
+	       sp->nft_installed ? "installed" : "MISSING (handshakes cannot complete)");
+}
+
+static json_t *synproxy_json(const struct fg_status_synproxy *sp)
+{
+	json_t *o;
+
+	if (!sp->enabled)
+		return json_null();
+	o = json_object();
+	fg_json_set(o, "ports", json_string(sp->ports));
+	fg_json_set(o, "mss", json_integer(sp->mss));
+	fg_json_set(o, "mss6", json_integer(sp->mss6));
+	fg_json_set(o, "wscale", json_integer(sp->wscale));
+	fg_json_set(o, "sack", json_boolean(sp->sack));
+	fg_json_set(o, "timestamps", json_boolean(sp->timestamps));
+	fg_json_set(o, "program_id", json_integer(sp->prog_id));
+	fg_json_set(o, "nftables_table", json_string(sp->nft_table));
+	fg_json_set(o, "nftables_installed", json_boolean(sp->nft_installed));
+	return o;
+}
+
 void fg_print_status_text(const char *ifname, const struct fg_status *status)
 {
 	const struct fg_runtime *rt = &status->rt;
@@ -132,6 +170,7 @@ void fg_print_status_text(const char *ifname, const struct fg_status *status)
 	       (int64_t)status->ban_count.policy_bans, status->policy_ban_cap,
 	       (uint64_t)status->ban_count.outside_refused);
 	print_lists(status);
+	print_synproxy(&status->synproxy);
 	print_fleet(status);
 	printf("  policy:   generation %" PRIu64 ", malformed packets: %s\n",
 	       (uint64_t)rt->generation, malformed_name(status->set));
@@ -194,6 +233,7 @@ json_t *fg_status_json(const char *ifname, const struct fg_status *status)
 	fg_json_set(o, "policy_ban_share", json_integer(status->policy_ban_cap));
 	fg_json_set(o, "bans_refused_full", fg_json_u64(status->ban_count.outside_refused));
 	fg_json_set(o, "lists", lists_json(status));
+	fg_json_set(o, "synproxy", synproxy_json(&status->synproxy));
 	fg_json_set(o, "policies", policies_json(status->set));
 	return o;
 }

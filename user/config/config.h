@@ -103,6 +103,25 @@ struct fg_crowdsec_conf {
 	__u8 min_ban_prefix6;
 };
 
+/* [synproxy]: SYN cookies answered at the hook for TCP ports (docs/config.md,
+ * "SYN proxy"). The SYN-ACK's options must match what the listener would
+ * send, or a connection the cookie admits runs with other parameters. */
+#define FG_SYNPROXY_DEFAULT_MSS	   1460 /* Ethernet: 1500 - IPv4 20 - TCP 20 */
+#define FG_SYNPROXY_DEFAULT_MSS6   1440 /* Ethernet: 1500 - IPv6 40 - TCP 20 */
+#define FG_SYNPROXY_DEFAULT_WSCALE 7	/* Linux's for a default rmem */
+
+struct fg_synproxy_conf {
+	bool enabled; /* a [synproxy] section was given */
+	int line;     /* of the [synproxy] header */
+	unsigned int n_ports;
+	struct fg_port_range ports[FG_MAX_PORT_RANGES]; /* TCP destination ports */
+	__u16 mss;					/* advertised to IPv4 clients */
+	__u16 mss6;					/* advertised to IPv6 clients */
+	__u8 wscale;
+	bool sack;
+	bool timestamps;
+};
+
 struct fg_policy_conf {
 	char name[FG_POLICY_NAME_LEN];
 	int line;	       /* line of the [policy NAME] header, for later messages */
@@ -166,6 +185,7 @@ struct fg_config {
 	struct fg_cidr deny[FG_MAX_ACCESS_CIDRS];
 	struct fg_fleet_conf fleet;
 	struct fg_crowdsec_conf crowdsec;
+	struct fg_synproxy_conf synproxy;
 	struct fg_feed_files allow_files; /* [allow] file = ... */
 	struct fg_feed_files deny_files;  /* [deny] file = ... */
 	/* The prefixes of both lists, feed files included: set when the

@@ -31,6 +31,8 @@ static void *section_base(struct fg_parser *p)
 		return &p->cfg->fleet;
 	case FG_IN_CROWDSEC:
 		return &p->cfg->crowdsec;
+	case FG_IN_SYNPROXY:
+		return &p->cfg->synproxy;
 	default:
 		return p->cfg;
 	}
@@ -88,6 +90,10 @@ static int unknown_key(struct fg_parser *p, const char *key)
 		return fg_cfg_fail(p, p->line,
 				   "unknown key '%s' in [crowdsec] (expected one of: %s)", key,
 				   list);
+	case FG_IN_SYNPROXY:
+		return fg_cfg_fail(p, p->line,
+				   "unknown key '%s' in [synproxy] (expected one of: %s)", key,
+				   list);
 	case FG_IN_ACCESS:
 		return fg_cfg_fail(p, p->line, "unknown key '%s' in [%s] (expected one of: %s)",
 				   key, p->access_name, list);
@@ -105,10 +111,15 @@ static int duplicate_key(struct fg_parser *p, const char *key, int first)
 				   key, p->pol->name, first);
 	case FG_IN_FLEET:
 	case FG_IN_CROWDSEC:
+	case FG_IN_SYNPROXY:
 		return fg_cfg_fail(p, p->line,
 				   "duplicate key '%s' in [%s] (expected each key once; first set "
 				   "at line %d)",
-				   key, p->section == FG_IN_FLEET ? "fleet" : "crowdsec", first);
+				   key,
+				   p->section == FG_IN_FLEET	  ? "fleet"
+				   : p->section == FG_IN_CROWDSEC ? "crowdsec"
+								  : "synproxy",
+				   first);
 	default:
 		return fg_cfg_fail(
 			p, p->line,
@@ -156,6 +167,19 @@ static int start_crowdsec(struct fg_parser *p)
 	crowdsec->enabled = true;
 	crowdsec->line = p->line;
 	return start_section(p, FG_IN_CROWDSEC, crowdsec);
+}
+
+static int start_synproxy(struct fg_parser *p)
+{
+	struct fg_synproxy_conf *synproxy = &p->cfg->synproxy;
+
+	if (synproxy->enabled)
+		return fg_cfg_fail(p, p->line,
+				   "duplicate [synproxy] section (expected one; first at line %d)",
+				   synproxy->line);
+	synproxy->enabled = true;
+	synproxy->line = p->line;
+	return start_section(p, FG_IN_SYNPROXY, synproxy);
 }
 
 static int start_access(struct fg_parser *p, bool allow)
@@ -243,13 +267,15 @@ static int parse_section(struct fg_parser *p, char *line)
 		return start_fleet(p);
 	if (strcmp(inner, "crowdsec") == 0)
 		return start_crowdsec(p);
+	if (strcmp(inner, "synproxy") == 0)
+		return start_synproxy(p);
 	if (strcmp(inner, "allow") == 0 || strcmp(inner, "deny") == 0)
 		return start_access(p, inner[0] == 'a');
 	if (strncmp(inner, "policy", 6) != 0 || (inner[6] && !isspace((unsigned char)inner[6])))
 		return fg_cfg_fail(
 			p, p->line,
 			"unknown section '[%s]' (expected [policy NAME], [allow], [deny], "
-			"[fleet] or [crowdsec])",
+			"[fleet], [crowdsec] or [synproxy])",
 			inner);
 	return start_policy(p, inner + 6);
 }
@@ -325,11 +351,15 @@ int fg_config_parse_string(const char *source, const char *text, struct fg_confi
 		ret = fg_cfg_check_fleet(&p);
 	if (!ret)
 		ret = fg_cfg_check_crowdsec(&p);
+	if (!ret)
+		ret = fg_cfg_check_synproxy(&p);
 	if (!ret && !cfg->max_sources_ipv6)
 		cfg->max_sources_ipv6 = fg_default_sources_ipv6(cfg->max_sources);
-	if (!ret && cfg->n_policies == 0)
+	/* The synproxy protects on its own: a config may be that alone. */
+	if (!ret && cfg->n_policies == 0 && !cfg->synproxy.enabled)
 		ret = fg_cfg_fail(&p, p.line ? p.line : 1,
-				  "no policy (expected at least one [policy NAME] section)");
+				  "no policy (expected at least one [policy NAME] section, or "
+				  "[synproxy])");
 
 	free(copy);
 	if (ret)

@@ -15,13 +15,15 @@
 
 /* Where a key may appear: a bit per kind of section. */
 /* The struct a section fills: fg_config (global keys, [allow], [deny]),
- * fg_policy_conf ([policy NAME]) or fg_fleet_conf ([fleet]). */
+ * fg_policy_conf ([policy NAME]), fg_fleet_conf ([fleet]),
+ * fg_crowdsec_conf ([crowdsec]) or fg_synproxy_conf ([synproxy]). */
 enum fg_section {
 	FG_IN_GLOBAL = 1 << 0,	 /* before the first section */
 	FG_IN_POLICY = 1 << 1,	 /* [policy NAME] */
 	FG_IN_FLEET = 1 << 2,	 /* [fleet] */
 	FG_IN_ACCESS = 1 << 3,	 /* [allow] and [deny] */
 	FG_IN_CROWDSEC = 1 << 4, /* [crowdsec] */
+	FG_IN_SYNPROXY = 1 << 5, /* [synproxy] */
 };
 
 struct fg_parser;

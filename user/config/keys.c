@@ -32,6 +32,7 @@
 #define POLICY(member)	 FIELD(FG_IN_POLICY, struct fg_policy_conf, member)
 #define FLEET(member)	 FIELD(FG_IN_FLEET, struct fg_fleet_conf, member)
 #define CROWDSEC(member) FIELD(FG_IN_CROWDSEC, struct fg_crowdsec_conf, member)
+#define SYNPROXY(member) FIELD(FG_IN_SYNPROXY, struct fg_synproxy_conf, member)
 #define RECORD(member)                                                                             \
 	.record = offsetof(struct fg_runtime, member),                                             \
 	.record_size = sizeof(((struct fg_runtime *)0)->member)
@@ -98,6 +99,11 @@ static const struct fg_uint_range max_sources_ipv6 = {FG_MIN_SOURCES_IPV6, MAX_S
 static const struct fg_uint_range max_bans = {FG_MIN_MAX_BANS, FG_MAX_MAX_BANS};
 static const struct fg_uint_range burst_count = {1, FG_MAX_BURST};
 static const struct fg_uint_range ban_factor = {1, 1000};
+/* The MSS a SYN-ACK may advertise: from the least every host must accept
+ * (RFC 879's 536; IPv6's minimum MTU 1280 less 60) to a 64 KiB packet. */
+static const struct fg_uint_range synproxy_mss = {536, 65495};
+static const struct fg_uint_range synproxy_mss6 = {1220, 65475};
+static const struct fg_uint_range synproxy_wscale = {0, FG_SYNPROXY_MAX_WSCALE};
 
 static const struct fg_rate_or_off new_sources = {
 	.max = FG_MAX_PACKET_RATE_PER_S,
@@ -274,6 +280,21 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "16", .example = "24"},
 	{"min_ban_prefix6", CROWDSEC(min_ban_prefix6), .type = &fg_type_uint, .arg = &ban_prefix6,
 	 .default_value = "32", .example = "48"},
+	/* [synproxy] (docs/config.md, "SYN proxy"); required: ports
+	 * (config/validate.c). The rest is what the SYN-ACK advertises. */
+	{"ports", .sections = FG_IN_SYNPROXY, .type = &fg_type_synproxy_ports,
+	 .example = "22, 443, 8000-8080"},
+	{"mss", SYNPROXY(mss), .type = &fg_type_uint, .arg = &synproxy_mss,
+	 .default_value = STR(FG_SYNPROXY_DEFAULT_MSS), .example = "1400"},
+	{"mss6", SYNPROXY(mss6), .type = &fg_type_uint, .arg = &synproxy_mss6,
+	 .default_value = STR(FG_SYNPROXY_DEFAULT_MSS6), .example = "1380"},
+	{"wscale", SYNPROXY(wscale), .type = &fg_type_uint, .arg = &synproxy_wscale,
+	 .default_value = STR(FG_SYNPROXY_DEFAULT_WSCALE), .example = "9"},
+	{"sack", SYNPROXY(sack), .type = &fg_type_choice, .arg = &yes_no, .default_value = "yes",
+	 .example = "no"},
+	{"timestamps", SYNPROXY(timestamps), .type = &fg_type_choice, .arg = &yes_no,
+	 .default_value = "yes", .example = "no"},
+
 	/* Feed files of [allow] and [deny] (config/feedfile.c), read when the
 	 * policy is compiled; file_errors applies to the section's files. */
 	{"file", .sections = FG_IN_ACCESS, .type = &fg_type_feed_file,

@@ -37,9 +37,9 @@ static int parse_port_token(struct fg_parser *p, const char *tok, int len, const
 			"port range '%.*s' is out of order (expected LO-HI with LO <= HI)", len,
 			tok);
 	return fg_cfg_fail(p, p->line,
-			   "bad port '%.*s' in dport list (expected PORT or LO-HI such as 22 or "
+			   "bad port '%.*s' in %s list (expected PORT or LO-HI such as 22 or "
 			   "8000-8080)",
-			   len, tok);
+			   len, tok, what);
 }
 
 /* `size LO-HI` or `size LO-max`: frame lengths, Ethernet header included,
@@ -384,9 +384,29 @@ static int parse_access_src(struct fg_parser *p, const struct fg_key *key, void 
 	return 0;
 }
 
+/* ports = LIST in [synproxy]: the TCP destination ports it answers for. */
+static int parse_synproxy_ports(struct fg_parser *p, const struct fg_key *key, void *base,
+				char *value)
+{
+	struct fg_synproxy_conf *synproxy = base;
+	const char *cursor = value, *tok;
+	int len, ret;
+
+	(void)key;
+	synproxy->n_ports = 0;
+	while (fg_cfg_next_token(&cursor, FG_LIST_SEPS, &tok, &len)) {
+		ret = parse_port_token(p, tok, len, "ports", synproxy->ports, &synproxy->n_ports);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 const struct fg_key_type fg_type_match = {
 	.parse = parse_match, .syntax = "PROTO [dport LIST] [sport LIST] [syn] [size LO-HI]"};
 const struct fg_key_type fg_type_src = {.parse = parse_src, .syntax = "CIDR[, CIDR ...]"};
 const struct fg_key_type fg_type_per = {.parse = parse_per, .syntax = "src/V4 [src/V6] | global"};
 const struct fg_key_type fg_type_access_src = {.parse = parse_access_src,
 					       .syntax = "CIDR[, CIDR ...]"};
+const struct fg_key_type fg_type_synproxy_ports = {.parse = parse_synproxy_ports,
+						   .syntax = "PORT|LO-HI[, ...]"};

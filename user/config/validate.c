@@ -56,6 +56,24 @@ int fg_cfg_check_crowdsec(struct fg_parser *p)
 	return 0;
 }
 
+int fg_cfg_check_synproxy(struct fg_parser *p)
+{
+	const struct fg_synproxy_conf *synproxy = &p->cfg->synproxy;
+	int ports_line = key_line(p, FG_IN_SYNPROXY, "ports");
+
+	if (!synproxy->enabled)
+		return 0;
+	if (!ports_line)
+		return fg_cfg_fail(p, synproxy->line,
+				   "[synproxy] has no ports (expected ports = the TCP ports of "
+				   "its listeners, such as 22, 443)");
+	if (!synproxy->n_ports)
+		return fg_cfg_fail(p, ports_line,
+				   "ports names no port (expected PORT or LO-HI such as 22 or "
+				   "8000-8080)");
+	return 0;
+}
+
 /* What needs the whole file: [fleet] and the policies that use it. */
 int fg_cfg_check_fleet(struct fg_parser *p)
 {

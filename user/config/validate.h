@@ -15,4 +15,7 @@ int fg_cfg_check_fleet(struct fg_parser *p);
 /* The file has ended: [crowdsec] has its url and api_key_file. */
 int fg_cfg_check_crowdsec(struct fg_parser *p);
 
+/* The file has ended: [synproxy] names its ports. */
+int fg_cfg_check_synproxy(struct fg_parser *p);
+
 #endif /* FG_CONFIG_VALIDATE_H */

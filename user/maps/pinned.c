@@ -99,6 +99,11 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 "strikes of policy bans (ban_factor)"},
 	{"ban_count", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_ban_count),
 	 FD_OF(ban_count), NULL, false, NULL},
+	/* Entry 0: the program fg_process hands a proxied port's packets to. */
+	{"synproxy_xdp", BPF_MAP_TYPE_PROG_ARRAY, sizeof(__u32), sizeof(__u32),
+	 FD_OF(synproxy_xdp), NULL, false, NULL},
+	{"synproxy_tc", BPF_MAP_TYPE_PROG_ARRAY, sizeof(__u32), sizeof(__u32),
+	 FD_OF(synproxy_tc), NULL, false, NULL},
 };
 /* clang-format on */
 const size_t fg_pinned_map_count = sizeof(fg_pinned_maps) / sizeof(fg_pinned_maps[0]);
@@ -326,6 +331,27 @@ int fg_pinned_update_runtime(const char *pin_dir, const struct fg_runtime *rt)
 		err = -errno;
 out:
 	close(fd);
+	return err;
+}
+
+int fg_pinned_empty_prog_arrays(const char *pin_dir)
+{
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	size_t i;
+	int fd, err = 0;
+
+	for (i = 0; i < fg_pinned_map_count; i++) {
+		if (fg_pinned_maps[i].type != BPF_MAP_TYPE_PROG_ARRAY)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, fg_pinned_maps[i].name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue; /* pins of a layout without it */
+		if (bpf_map_delete_elem(fd, &zero) && errno != ENOENT)
+			err = -errno;
+		close(fd);
+	}
 	return err;
 }
 

@@ -40,10 +40,12 @@ struct fg_pinned {
 	int fleet_counts;
 	int fleet_holds;
 	int fleet_state;
-	int host_sources;     /* scope = host: the host's shared table (user/ops/hostscope.c) */
-	int known4;	      /* IPv4 sources known for a while, out of the flood's reach */
-	int ban_strikes;      /* strikes of policy bans, for ban_factor */
-	int ban_count;	      /* how many bans of `bans` policies made */
+	int host_sources; /* scope = host: the host's shared table (user/ops/hostscope.c) */
+	int known4;	  /* IPv4 sources known for a while, out of the flood's reach */
+	int ban_strikes;  /* strikes of policy bans, for ban_factor */
+	int ban_count;	  /* how many bans of `bans` policies made */
+	int synproxy_xdp; /* prog arrays: the hook's SYN proxy, or empty */
+	int synproxy_tc;
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
 };
@@ -108,6 +110,11 @@ void fg_pinned_close(struct fg_pinned *pinned);
 int fg_pinned_from_object(const struct bpf_object *obj, struct fg_pinned *pinned);
 
 int fg_pinned_update_runtime(const char *pin_dir, const struct fg_runtime *rt);
+
+/* Empties the folder's prog arrays: once floodgate's program is detached,
+ * the SYN proxy they hold would otherwise count as a program that still
+ * uses the maps. Returns 0 or a negative errno. */
+int fg_pinned_empty_prog_arrays(const char *pin_dir);
 
 /* Unlinks every pin in the folder and removes it. Returns 0 or -1 (errno). */
 int fg_pinned_remove(const char *pin_dir);

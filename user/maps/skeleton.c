@@ -3,13 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
 #include "policy/access.h"
+#include "policy/synproxy.h"
 
 /*
  * How far bpf_ktime_get_coarse_ns() can lag bpf_ktime_get_ns(), for the
@@ -77,6 +80,106 @@ static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
 	}
 }
 
+/* The hook's program, and its SYN proxy only for a config with
+ * [synproxy]: the proxy calls helpers and kfuncs a kernel may lack
+ * (conntrack's are a module on Debian's 6.1), and without the section
+ * nothing needs them. */
+static void set_autoload(struct floodgate_bpf *skel, int progs, bool synproxy)
+{
+	bool xdp = progs == FG_SKEL_XDP || progs == FG_SKEL_EVERY_PROG;
+	bool tc = progs == FG_SKEL_TC || progs == FG_SKEL_EVERY_PROG;
+
+	bpf_program__set_autoload(skel->progs.fg_xdp, xdp);
+	bpf_program__set_autoload(skel->progs.fg_tc, tc);
+	bpf_program__set_autoload(skel->progs.fg_xdp_synproxy, xdp && synproxy);
+	bpf_program__set_autoload(skel->progs.fg_tc_synproxy, tc && synproxy);
+}
+
+int fg_skel_link_synproxy(struct floodgate_bpf *skel)
+{
+	const struct {
+		struct bpf_program *prog;
+		struct bpf_map *array;
+	} links[] = {
+		{skel->progs.fg_xdp_synproxy, skel->maps.synproxy_xdp},
+		{skel->progs.fg_tc_synproxy, skel->maps.synproxy_tc},
+	};
+	__u32 zero = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		int fd = bpf_program__fd(links[i].prog);
+
+		if (fd < 0) /* not loaded */
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(links[i].array), &zero, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* The program's read-only data map: the one whose name ends in ".rodata"
+ * (the kernel keeps the object's name prefix, cut to fit). The section
+ * also holds the object's constants after the variables: its value is at
+ * least the skeleton's struct, and its size is left in *value_size. */
+static int rodata_fd(int prog_fd, __u32 *value_size)
+{
+	__u32 ids[64], i, len;
+	struct bpf_prog_info info = {.nr_map_ids = 64, .map_ids = (__u64)(unsigned long)ids};
+	struct bpf_map_info map;
+
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	for (i = 0; i < info.nr_map_ids && i < 64; i++) {
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+		size_t n;
+
+		if (fd < 0)
+			continue;
+		memset(&map, 0, sizeof(map));
+		len = sizeof(map);
+		if (!bpf_obj_get_info_by_fd(fd, &map, &len) && (n = strlen(map.name)) >= 7 &&
+		    !strcmp(map.name + n - 7, ".rodata") &&
+		    map.value_size >= sizeof(struct floodgate_bpf__rodata)) {
+			*value_size = map.value_size;
+			return fd;
+		}
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+int fg_skel_read_synproxy(__u32 prog_id, struct fg_synproxy_params *out)
+{
+	struct floodgate_bpf__rodata *rodata = NULL;
+	int prog_fd = bpf_prog_get_fd_by_id(prog_id), fd, err = 0;
+	__u32 zero = 0, size = 0;
+
+	if (prog_fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	fd = rodata_fd(prog_fd, &size);
+	if (fd < 0) {
+		err = fd;
+		goto out;
+	}
+	rodata = malloc(size);
+	if (!rodata)
+		err = -ENOMEM;
+	else if (bpf_map_lookup_elem(fd, &zero, rodata))
+		err = -errno;
+	else
+		memcpy(out, (const void *)&rodata->fg_synproxy, sizeof(*out));
+	close(fd);
+out:
+	if (prog_fd >= 0)
+		close(prog_fd);
+	free(rodata);
+	return err;
+}
+
 struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_skel_opts *opts)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .pin_root_path = opts->pin_dir);
@@ -108,10 +211,9 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	skel->rodata->fg_test_clock = opts->test_clock;
 	skel->rodata->fg_test_naive_update = opts->naive_update;
 	skel->rodata->fg_bench_source_mask = opts->bench_source_mask;
-	bpf_program__set_autoload(skel->progs.fg_xdp,
-				  opts->progs == FG_SKEL_XDP || opts->progs == FG_SKEL_EVERY_PROG);
-	bpf_program__set_autoload(skel->progs.fg_tc,
-				  opts->progs == FG_SKEL_TC || opts->progs == FG_SKEL_EVERY_PROG);
+	fg_synproxy_compile(&cfg->synproxy,
+			    (struct fg_synproxy_params *)&skel->rodata->fg_synproxy);
+	set_autoload(skel, opts->progs, cfg->synproxy.enabled);
 	return skel;
 }
 
@@ -147,6 +249,8 @@ int fg_skel_prepare(const struct fg_config *cfg, const struct fg_skel_opts *opts
 	if (!skel)
 		return -errno;
 	err = floodgate_bpf__load(skel);
+	if (!err)
+		err = fg_skel_link_synproxy(skel);
 	if (!err && rt && bpf_map_update_elem(bpf_map__fd(skel->maps.runtime), &zero, rt, BPF_ANY))
 		err = -errno;
 	if (!err)

@@ -47,6 +47,15 @@ __u64 fg_coarse_lag_ns(void);
  * NULL with errno set. */
 struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_skel_opts *opts);
 
+/* Puts the loaded SYN proxy programs in their hooks' prog arrays, where
+ * the entry programs' tail calls find them; a program not loaded is left
+ * out. Returns 0 or a negative errno. */
+int fg_skel_link_synproxy(struct floodgate_bpf *skel);
+
+/* The [synproxy] settings program `prog_id` was loaded with (its
+ * read-only data). Returns 0 or a negative errno. */
+int fg_skel_read_synproxy(__u32 prog_id, struct fg_synproxy_params *out);
+
 /* Compiles `cfg` (unless `compiled` is given), writes it into `slot` and
  * makes the slot active. Returns 0, -E2BIG when the policies' source CIDRs
  * do not fit, or a negative errno. */

@@ -14,10 +14,12 @@
 
 #include "attach/attachment.h"
 #include "attach/hook.h"
+#include "attach/synproxy_nft.h"
 #include "attach/xdp_ext.h"
 #include "base/log.h"
 #include "base/sys.h"
 #include "config/config.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
@@ -106,6 +108,9 @@ static int check_existing(const char *ifname, unsigned int ifindex, const char *
 	if (fg_step_inspect_pins(pin_dir, &ids, &tc, err))
 		return -1;
 	fg_xdp_clear_stale_dispatchers(&ids);
+	/* Detached, our program leaves its SYN proxy in the prog arrays. */
+	if (!fg_find_attached(ifindex, &ids, &tc))
+		fg_pinned_empty_prog_arrays(pin_dir);
 	user = fg_pins_in_use(&ids);
 	if (user && fg_find_attached(ifindex, &ids, &tc))
 		return fg_fail(
@@ -163,6 +168,15 @@ static int attach_staged(const char *stage, const struct fg_config *cfg, struct 
 		ret = fg_attach_xdp(skel, rt->ifindex, rt->xdp_mode, &rt->prog_id, err);
 	else
 		ret = attach_tc(skel, rt, err);
+	/* The object is loaded only by the attach. Until the proxy is in
+	 * its prog array, fg_process judges the port's packets itself and
+	 * nftables answers their SYNs: nothing is refused meanwhile. */
+	if (!ret) {
+		ret = fg_skel_link_synproxy(skel);
+		if (ret)
+			fg_fail(err, FG_ERR_SYSTEM,
+				"cannot put the SYN proxy in its prog array: %s", strerror(-ret));
+	}
 	floodgate_bpf__destroy(skel);
 	return ret ? -1 : 0;
 }
@@ -193,6 +207,12 @@ static int stage_and_attach(const char *ifname, const struct fg_config *cfg,
 	    fg_host_publish(stage, cfg, err) || restore_host_state(ifname, stage, err))
 		return -1;
 	fg_test_die_at("maps");
+	/* Before the proxy answers a SYN, the rules that complete its
+	 * handshakes; a failed or interrupted load takes them away with the
+	 * staging folder (fg_step_clear_staging). */
+	if (cfg->synproxy.enabled && fg_synproxy_nft_install(ifname, &cfg->synproxy, err))
+		return -1;
+	fg_test_die_at("nftables");
 	if (attach_staged(stage, cfg, rt, err))
 		return -1;
 	fg_test_die_at("attached");
@@ -291,7 +311,11 @@ int fg_load(const struct fg_load_opts *opts, struct fg_load_result *res, struct 
 	if (!access(pin_dir, F_OK) && fg_upgrade_needed(pin_dir, cfg)) {
 		/* Another build's layout: take over from it (ops/upgrade.c). */
 		res->upgraded = true;
-		ret = fg_upgrade(res->ifname, pin_dir, cfg, compiled, err);
+		ret = fg_step_synproxy_before_swap(res->ifname, cfg, err);
+		if (!ret)
+			ret = fg_upgrade(res->ifname, pin_dir, cfg, compiled, err);
+		if (!ret)
+			ret = fg_step_synproxy_after_swap(res->ifname, cfg, err);
 		if (!ret)
 			ret = restore_host_state(res->ifname, pin_dir, err);
 		goto out;

@@ -250,6 +250,36 @@ static const struct fg_access_keys *collected(struct old_lists *old)
 	return old->err ? NULL : &old->keys;
 }
 
+/* Is a SYN proxy in the running program's prog array? */
+static bool synproxy_running(const struct fg_pinned *pinned)
+{
+	int array = pinned->rt.hook == FG_HOOK_XDP ? pinned->synproxy_xdp : pinned->synproxy_tc;
+	__u32 zero = 0, prog_id;
+
+	return !bpf_map_lookup_elem(array, &zero, &prog_id);
+}
+
+/*
+ * [synproxy] is compiled into the programs' read-only data, which only a
+ * new program changes: a reload that has the proxy before or after puts
+ * a new program in the old one's place in one attach, as an upgrade does
+ * (per-source state shared, counters carried), with the nftables table
+ * following (fg_step_synproxy_before_swap).
+ */
+static int reload_by_swap(const char *ifname, const char *path, struct fg_config *cfg,
+			  struct fg_compiled **compiled, struct fg_err *err)
+{
+	char pin_dir[PATH_MAX];
+
+	fg_pin_dir(ifname, pin_dir, sizeof(pin_dir));
+	if (fg_step_compile(cfg, path, 0, compiled, err) ||
+	    fg_host_check_peers(ifname, path, cfg, *compiled, err) ||
+	    fg_step_synproxy_before_swap(ifname, cfg, err) ||
+	    fg_upgrade(ifname, pin_dir, cfg, *compiled, err))
+		return -1;
+	return fg_step_synproxy_after_swap(ifname, cfg, err);
+}
+
 /* The checks and the push, on the pins of this build's layout. */
 static int reload_loaded(const char *ifname, const char *path, struct fg_config *cfg,
 			 struct fg_compiled **compiled, struct fg_err *err)
@@ -264,6 +294,10 @@ static int reload_loaded(const char *ifname, const char *path, struct fg_config 
 		goto out;
 	if (check_ipv6_table(&pinned, path, cfg, err) || check_maps_fit(&pinned, path, cfg, err))
 		goto out;
+	if (cfg->synproxy.enabled || synproxy_running(&pinned)) {
+		fg_pinned_close(&pinned);
+		return reload_by_swap(ifname, path, cfg, compiled, err);
+	}
 	start_collecting(&old, &pinned);
 	if (fg_step_compile(cfg, path, !pinned.rt.active_slot, compiled, err) ||
 	    check_access_room(&pinned, ifname, path, *compiled, err) ||

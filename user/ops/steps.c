@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "attach/features.h"
+#include "attach/synproxy_nft.h"
 #include "base/log.h"
 #include "config/feedfile.h"
 #include "config/filemode.h"
@@ -148,6 +149,7 @@ int fg_step_clear_staging(const char *ifname, unsigned int ifindex, const struct
 		return fg_fail(err, FG_ERR_SYSTEM, "cannot read %s: %s", stage, strerror(errno));
 	if (ifindex && ids.n && fg_detach_ours(ifindex, &ids, &tc, err) < 0)
 		return -1;
+	fg_pinned_empty_prog_arrays(stage);
 	user = fg_step_pins_user(&ids);
 	if (user)
 		return fg_fail(
@@ -158,6 +160,10 @@ int fg_step_clear_staging(const char *ifname, unsigned int ifindex, const struct
 			stage, user, ifname, ifname);
 	if (fg_pinned_remove(stage))
 		return fg_fail(err, FG_ERR_SYSTEM, "cannot remove %s: %s", stage, strerror(errno));
+	/* The load may have installed the SYN proxy's table before it
+	 * stopped. */
+	if (fg_synproxy_nft_remove(ifname, err))
+		return -1;
 	pr_info("removed %s, left by an interrupted load\n", stage);
 	return 0;
 }
@@ -181,4 +187,19 @@ int fg_step_inspect_pins(const char *pin_dir, struct fg_pin_ids *ids, struct fg_
 	if (fg_pin_ids_read(pin_dir, ids))
 		return fg_fail(err, FG_ERR_SYSTEM, "cannot read %s: %s", pin_dir, strerror(errno));
 	return 0;
+}
+
+int fg_step_synproxy_before_swap(const char *ifname, const struct fg_config *cfg,
+				 struct fg_err *err)
+{
+	if (!cfg->synproxy.enabled)
+		return 0;
+	return fg_synproxy_nft_install(ifname, &cfg->synproxy, err);
+}
+
+int fg_step_synproxy_after_swap(const char *ifname, const struct fg_config *cfg, struct fg_err *err)
+{
+	if (cfg->synproxy.enabled)
+		return 0;
+	return fg_synproxy_nft_remove(ifname, err);
 }

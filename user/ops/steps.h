@@ -54,4 +54,13 @@ int fg_step_clear_staging(const char *ifname, unsigned int ifindex, const struct
 int fg_step_inspect_pins(const char *pin_dir, struct fg_pin_ids *ids, struct fg_tc_place *tc,
 			 struct fg_err *err);
 
+/* The SYN proxy's nftables table follows a program swap (an upgrade, or
+ * a reload that adds, changes or removes [synproxy]): installed or
+ * replaced before the new program runs, so that its cookies find the
+ * rules; removed after the old program stops. 0 or -1 with `err` set. */
+int fg_step_synproxy_before_swap(const char *ifname, const struct fg_config *cfg,
+				 struct fg_err *err);
+int fg_step_synproxy_after_swap(const char *ifname, const struct fg_config *cfg,
+				struct fg_err *err);
+
 #endif /* FG_STEPS_H */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "attach/attachment.h"
+#include "attach/synproxy_nft.h"
 #include "base/sys.h"
 #include "maps/pinfolder.h"
 #include "maps/pinned.h"
@@ -36,6 +37,7 @@ static int unload_pins(const char *ifname, unsigned int ifindex, const char *pin
 		detached = fg_detach_ours(ifindex, &ids, &tc, err);
 	if (detached < 0)
 		return -1;
+	fg_pinned_empty_prog_arrays(pin_dir);
 	user = fg_step_pins_user(&ids);
 	if (user)
 		return fg_fail(
@@ -89,6 +91,9 @@ int fg_unload(const char *ifname, enum fg_unloaded *how, struct fg_err *err)
 		*how = FG_UNLOADED_STAGING;
 	else if (!ret)
 		ret = unload_orphan(ifname, ifindex, how, err);
+	/* Whatever was unloaded, its SYN proxy's table (if any) goes too. */
+	if (!ret)
+		ret = fg_synproxy_nft_remove(ifname, err);
 	/* The last interface of scope = host takes the host's table along. */
 	fg_host_collect();
 	close(lock_fd);

@@ -34,6 +34,7 @@
 #include "policy/readback.h"
 #include "maps/batch.h"
 #include "attach/hook.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "ops/bans.h"
 #include "ops/hostscope.h"
@@ -146,7 +147,10 @@ static int open_new(struct upgrade *u, const struct fg_config *cfg, int host_fd)
 		note(u->shared, row->name);
 		u->old[i].kept = true;
 	}
-	return floodgate_bpf__load(u->skel);
+	err = floodgate_bpf__load(u->skel);
+	/* Before the attach: the new program hands over to its proxy from
+	 * its first packet. */
+	return err ? err : fg_skel_link_synproxy(u->skel);
 }
 
 /* The new runtime record: where the old program is, what the config says. */
@@ -501,11 +505,20 @@ static void log_outcome(const struct upgrade *u, __u32 old_layout)
 		if (row->policy_state && !u->old[i].kept && u->old[i].fd >= 0)
 			note(reset, row->name);
 	}
-	pr_warn("floodgate on %s upgraded from map layout %08x to %08x (program %u): shared: %s; "
-		"converted: %s; rebuilt from the config: the policies; reset: %s\n",
-		u->ifname, old_layout, fg_layout_hash(), u->rt.prog_id,
-		u->shared[0] ? u->shared : "nothing", u->converted[0] ? u->converted : "nothing",
-		reset[0] ? reset : "nothing");
+	/* The same layout: a reload that changed what is compiled into the
+	 * program ([synproxy]), not an upgrade. */
+	if (old_layout == fg_layout_hash())
+		pr_info("floodgate on %s: program %u replaced (shared: %s; converted: %s; reset: "
+			"%s)\n",
+			u->ifname, u->rt.prog_id, u->shared[0] ? u->shared : "nothing",
+			u->converted[0] ? u->converted : "nothing", reset[0] ? reset : "nothing");
+	else
+		pr_warn("floodgate on %s upgraded from map layout %08x to %08x (program %u): "
+			"shared: %s; converted: %s; rebuilt from the config: the policies; reset: "
+			"%s\n",
+			u->ifname, old_layout, fg_layout_hash(), u->rt.prog_id,
+			u->shared[0] ? u->shared : "nothing",
+			u->converted[0] ? u->converted : "nothing", reset[0] ? reset : "nothing");
 }
 
 /* Switches to the prepared program and folder. */

@@ -35,6 +35,7 @@ struct bpf_program;
 #include "base/clock.h"
 #include "base/log.h"
 #include "config/config.h"
+#include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
 #include "maps/batch.h"
 #include "maps/pinned.h"

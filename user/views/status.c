@@ -8,12 +8,15 @@
 #include <bpf/bpf.h>
 
 #include "attach/hook.h"
+#include "attach/synproxy_nft.h"
 #include "attach/xdp_ext.h"
 #include "base/clock.h"
 #include "maps/batch.h"
 #include "maps/loaded.h"
 #include "maps/pinfolder.h"
 #include "maps/pinned.h"
+#include "maps/skeleton.h"
+#include "policy/synproxy.h"
 #include "views/status.h"
 
 static int count_key(const void *key, void *ctx)
@@ -90,6 +93,39 @@ static void read_lists(const struct fg_pinned *pinned, struct fg_status *status)
 	share_of(&status->deny, total - allow, total, status->lists_memlock);
 }
 
+/* The option word's MSS (kind, length, then the value in network order). */
+static __u16 option_mss(const struct fg_tcp_option_word *word)
+{
+	return (__u16)(word->bytes[2] << 8 | word->bytes[3]);
+}
+
+/* The proxy in the hook's prog array, the settings it was loaded with,
+ * and whether its nftables table is in place. */
+static void read_synproxy(const char *ifname, const struct fg_pinned *pinned,
+			  struct fg_status_synproxy *out)
+{
+	int array = pinned->rt.hook == FG_HOOK_XDP ? pinned->synproxy_xdp : pinned->synproxy_tc;
+	struct fg_synproxy_params *params = malloc(sizeof(*params));
+	__u32 zero = 0;
+
+	snprintf(out->nft_table, sizeof(out->nft_table), "inet " FG_SYNPROXY_TABLE_PREFIX "%s",
+		 ifname);
+	out->nft_installed = fg_synproxy_nft_installed(ifname);
+	if (!params || bpf_map_lookup_elem(array, &zero, &out->prog_id) ||
+	    fg_skel_read_synproxy(out->prog_id, params)) {
+		free(params);
+		return;
+	}
+	out->enabled = params->enabled;
+	fg_synproxy_ports_text(params, out->ports, sizeof(out->ports));
+	out->mss = option_mss(&params->mss4);
+	out->mss6 = option_mss(&params->mss6);
+	out->wscale = params->wscale.bytes[3];
+	out->sack = params->sack;
+	out->timestamps = params->timestamps;
+	free(params);
+}
+
 int fg_status_read(const char *ifname, struct fg_status *status, struct fg_err *err)
 {
 	struct fg_pinned pinned = FG_PINNED_INIT;
@@ -127,6 +163,7 @@ int fg_status_read(const char *ifname, struct fg_status *status, struct fg_err *
 	status->fleet_known = !bpf_map_lookup_elem(pinned.fleet_state, &zero, &status->fleet) &&
 			      (status->fleet.syncing || status->fleet.syncs);
 	status->now_real_ns = fg_clock_ns(CLOCK_REALTIME);
+	read_synproxy(ifname, &pinned, &status->synproxy);
 	fg_pinned_close(&pinned);
 	return 0;
 }

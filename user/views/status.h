@@ -32,6 +32,18 @@ struct fg_status_list {
 	__u64 reload_peak_bytes;
 };
 
+/* [synproxy] as the running program has it (docs/config.md). */
+struct fg_status_synproxy {
+	bool enabled;	 /* a SYN proxy in the hook's prog array */
+	__u32 prog_id;	 /* that program */
+	char ports[160]; /* "22, 8000-8080" */
+	__u16 mss, mss6; /* what its SYN-ACKs advertise */
+	__u8 wscale;
+	bool sack, timestamps;
+	bool nft_installed; /* its nftables table is in place */
+	char nft_table[64]; /* that table's name */
+};
+
 struct fg_status {
 	char pin_dir[PATH_MAX];
 	struct fg_runtime rt; /* hook, xdp_mode, prog_id, generation */
@@ -48,6 +60,7 @@ struct fg_status {
 	struct fg_status_list allow, deny;
 	__u32 lists_capacity; /* entries of access_lists, both slots */
 	__u64 lists_memlock;  /* its memlock, as /proc's fdinfo says */
+	struct fg_status_synproxy synproxy;
 };
 
 /*
