@@ -506,9 +506,10 @@ static void log_outcome(const struct upgrade *u, __u32 old_layout)
 			note(reset, row->name);
 	}
 	/* The same layout: a reload that changed what is compiled into the
-	 * program ([synproxy]), not an upgrade. */
+	 * program ([synproxy]) or the size of a table (max_bans), not an
+	 * upgrade; what it carried over is still worth saying. */
 	if (old_layout == fg_layout_hash())
-		pr_info("floodgate on %s: program %u replaced (shared: %s; converted: %s; reset: "
+		pr_warn("floodgate on %s: program %u replaced (shared: %s; converted: %s; reset: "
 			"%s)\n",
 			u->ifname, u->rt.prog_id, u->shared[0] ? u->shared : "nothing",
 			u->converted[0] ? u->converted : "nothing", reset[0] ? reset : "nothing");
