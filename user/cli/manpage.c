@@ -19,16 +19,18 @@
  * '\' as an escape. A sentence ends with a full stop. */
 static void put_sentence(FILE *out, const char *text)
 {
-	size_t len = strlen(text);
+	size_t len = strlen(text), i;
 
 	if (text[0] == '.' || text[0] == '\'')
 		fputs("\\&", out);
-	for (; *text; text++) {
-		if (*text == '\\')
+	for (i = 0; i < len; i++) {
+		if (text[i] == '\\')
 			fputs("\\e", out);
 		else
-			fputc(*text, out);
+			fputc(text[i], out);
 	}
+	/* text[len - 1], the sentence's last character: the loop above
+	 * once walked the pointer to the end, and this read past the string. */
 	fputs(len && text[len - 1] == '.' ? "\n" : ".\n", out);
 }
 
