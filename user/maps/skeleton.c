@@ -95,6 +95,21 @@ static void set_autoload(struct floodgate_bpf *skel, int progs, bool synproxy)
 	bpf_program__set_autoload(skel->progs.fg_tc_synproxy, tc && synproxy);
 }
 
+/* fg_xdp tail-calls its SYN proxy through the prog array synproxy_xdp, and
+ * the kernel admits a program into a prog array only if its expected attach
+ * type is the array owner's (checked since Debian's 6.1.y; the owner is the
+ * first program loaded with the array). Through libxdp's dispatcher fg_xdp is
+ * an EXT program, whose attach type is always 0; alone it is an XDP program,
+ * to which libbpf gives BPF_XDP for SEC("xdp"); and an upgrade or a reload
+ * hands the array from one to the other. So both XDP programs say 0, the
+ * type every XDP program had before BPF_XDP, which only programs in devmaps
+ * and cpumaps need. */
+static void share_xdp_attach_type(struct floodgate_bpf *skel)
+{
+	bpf_program__set_expected_attach_type(skel->progs.fg_xdp, 0);
+	bpf_program__set_expected_attach_type(skel->progs.fg_xdp_synproxy, 0);
+}
+
 int fg_skel_link_synproxy(struct floodgate_bpf *skel)
 {
 	const struct {
@@ -214,6 +229,7 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	fg_synproxy_compile(&cfg->synproxy,
 			    (struct fg_synproxy_params *)&skel->rodata->fg_synproxy);
 	set_autoload(skel, opts->progs, cfg->synproxy.enabled);
+	share_xdp_attach_type(skel);
 	return skel;
 }
 
