@@ -22,7 +22,7 @@ source "$(dirname "$0")/lib.sh"
 WORK=$(mktemp -d)
 LISTENER=""
 EARLY=""
-trap 'stop_children $LISTENER $EARLY; lab_down; rm -rf "$WORK"' EXIT
+trap 'stop_children $LISTENER $EARLY; lab_down; rm -rf "$WORK" "$BACKSCATTER_PIN"' EXIT
 PORT=8080
 # The spoofed SYN flood's rate (tests/kernels/guest.sh lowers it under TCG).
 FLOOD_PPS=${FG_SYNPROXY_FLOOD_PPS:-20000}
@@ -35,7 +35,15 @@ ip -n "$SENDER_NS" addr add fd00:200::2/64 dev fgB nodad
 # The SYN-ACKs leave fgA by XDP_TX: fgB accepts them with a native XDP
 # program of its own (GRO alone did not let them through here), which
 # drops those to the spoofed range as the internet would take them away.
-ip -n "$SENDER_NS" link set fgB xdpdrv obj "$REPO/build/drop_backscatter.bpf.o" sec xdp
+# bpftool loads it and attaches it from inside the sender's netns through
+# nsenter, which keeps this mount namespace and so /sys/fs/bpf (`ip -n`
+# remounts /sys without it; its loader failed there on 6.1, silently).
+BACKSCATTER_PIN=/sys/fs/bpf/fg-test-backscatter-$$
+bpftool prog load "$REPO/build/drop_backscatter.bpf.o" "$BACKSCATTER_PIN" type xdp &&
+	nsenter --net="/run/netns/$SENDER_NS" bpftool net attach xdpdrv pinned "$BACKSCATTER_PIN" dev fgB
+rm -f "$BACKSCATTER_PIN"
+check "the sender's backscatter drop is attached to fgB" \
+	bash -c "ip -n '$SENDER_NS' link show fgB | grep -q 'prog/xdp'"
 
 cat >"$WORK/synproxy.conf" <<CONF
 [synproxy]
@@ -148,7 +156,9 @@ no_table() {
 
 python3 "$WORK/echo.py" "$PORT" "$WORK/listening" &
 LISTENER=$!
-wait_until 5 test -e "$WORK/listening"
+# Bounds, not delays: a python start takes seconds under the 6.1 guest's
+# emulation, and the load must come after the early connection is up.
+wait_until 30 test -e "$WORK/listening"
 
 # The host's own value, which every path below must give back.
 echo 1 >"$LOOSE"
@@ -157,7 +167,7 @@ echo 1 >"$LOOSE"
 mkdir "$WORK/early"
 ip netns exec "$SENDER_NS" python3 "$WORK/early.py" 10.200.0.1 "$PORT" "$WORK/early" &
 EARLY=$!
-wait_until 5 test -e "$WORK/early/connected"
+wait_until 30 test -e "$WORK/early/connected"
 check "the early connection echoed before the load" grep -qx yes "$WORK/early/connected"
 
 expect_exit 0 "load with [synproxy]" "$FLOODGATE" load fgA -c "$WORK/synproxy.conf"
@@ -170,7 +180,7 @@ check "status --json shows them" test "$(json_get "$("$FLOODGATE" status fgA --j
 	'(lambda s: (s["ports"], s["nftables_installed"]))(d["interfaces"][0]["synproxy"])')" = "('$PORT', True)"
 
 touch "$WORK/early/go"
-wait_until 5 test -e "$WORK/early/result"
+wait_until 30 test -e "$WORK/early/result"
 check "(d) the connection opened before the load still echoes" \
 	grep -qx ok "$WORK/early/result"
 stop_children "$EARLY"

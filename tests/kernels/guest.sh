@@ -22,6 +22,8 @@
 #   tests/integration/test_recovery.sh   a load (xdp) or unload killed at each step
 #   tests/integration/test_upgrade.sh    an upgrade across map layouts
 #   tests/integration/test_cli_messages.sh  what the CLI says on each failure
+#   tests/integration/test_synproxy.sh   [synproxy] at XDP (through libxdp's
+#                                        dispatcher) and tc, nftables' half
 #   tests/kernels/test_multiprog.sh      floodgate beside xdp-loader's program
 #                                        through libxdp's dispatcher
 # Not run under emulation (listed in NOT_RUN with the reason); any other
@@ -51,7 +53,7 @@ export FG_RECOVERY_HOOKS=xdp
 # test_upgrade.sh: the upgrade across layouts runs (build A to B and back);
 # the one from before sources4 repeats it with another old build.
 export FG_PRE_SOURCES4=
-# test_synproxy.sh, once listed again: TCG cannot hold the 20 kpps SYN
+# test_synproxy.sh: TCG cannot hold the 20 kpps SYN
 # flood with a client connecting in between; the proxy's answer to each
 # SYN is the same at 2.
 export FG_SYNPROXY_FLOOD_PPS=2000
@@ -60,9 +62,8 @@ REPO=${fg_repo:?}
 KROOT=${fg_kroot:?}
 
 GUEST_RUN=(test_cli test_bans test_flood_gen test_reload test_privileges test_algorithms
-	test_framing test_recovery test_upgrade test_cli_messages)
+	test_framing test_recovery test_upgrade test_cli_messages test_synproxy)
 declare -A NOT_RUN=(
-	[test_synproxy.sh]="[synproxy] at XDP: on 6.1 floodgate attaches through libxdp's dispatcher, and putting fg_xdp_synproxy in the prog array of a program the dispatcher runs fails with EINVAL (load exits 1); test_prog's synproxy feature runs here (issue 22)"
 	[test_layers.sh]="needs 1-2 Mpps per source; TCG delivers a small fraction"
 	[test_spoof.sh]="needs a paced 300 kpps spoofed flood; TCG cannot hold it"
 	[test_service.sh]="a 2 s paced rate check after SIGHUP and watchdog timing under a real sd_notify socket; its kernel side (load, reload, maps) is test_cli's and test_reload's"

@@ -147,10 +147,7 @@ static int open_new(struct upgrade *u, const struct fg_config *cfg, int host_fd)
 		note(u->shared, row->name);
 		u->old[i].kept = true;
 	}
-	err = floodgate_bpf__load(u->skel);
-	/* Before the attach: the new program hands over to its proxy from
-	 * its first packet. */
-	return err ? err : fg_skel_link_synproxy(u->skel);
+	return floodgate_bpf__load(u->skel);
 }
 
 /* The new runtime record: where the old program is, what the config says. */
@@ -379,6 +376,15 @@ static int attach_beside_in_dispatcher(struct upgrade *u, const struct fg_config
 	if (!skel)
 		return -errno;
 	err = fg_attach_xdp(skel, u->rt.ifindex, u->rt.xdp_mode, &new_id, &attach_err);
+	/* This load's own proxy, not the first load's: the proxy reads what
+	 * fg_xdp left in its load's scratch map, which is not pinned. Until
+	 * it is in, the staging prog array is empty and a SYN goes on to
+	 * nftables' synproxy, installed before the swap. */
+	if (!err) {
+		err = fg_skel_link_synproxy(skel);
+		if (err)
+			fg_xdp_detach_component(u->rt.ifindex, new_id);
+	}
 	floodgate_bpf__destroy(skel);
 	if (err)
 		return logged(&attach_err, err);
@@ -404,6 +410,11 @@ static int attach_over(struct upgrade *u, const struct fg_config *cfg)
 
 	if (xdp && fg_xdp_is_dispatcher(xdp_attached(u->rt.ifindex)))
 		return attach_beside_in_dispatcher(u, cfg);
+	/* Before the attach: the new program hands over to its proxy from
+	 * its first packet. */
+	err = fg_skel_link_synproxy(u->skel);
+	if (err)
+		return err;
 	if (xdp) {
 		LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 		__u32 mode =
