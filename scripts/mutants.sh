@@ -149,6 +149,10 @@ mutant synproxy-unlinked user/ops/loader.c '^test_synproxy\.sh$' \
 	'ret = fg_skel_link_synproxy(skel);' \
 	'ret = 0;' \
 	"load never puts the SYN proxy in its prog array: fg_process judges the port itself"
+mutant synproxy-support-ignored user/attach/synproxy_support.c '^test_synproxy_support$' \
+	'if (s->have[need])' \
+	'if (1 || s->have[need])' \
+	"a kernel without what [synproxy] needs passes the check: the load fails half-way instead of exit 4"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

@@ -160,7 +160,10 @@ EARLY=$!
 wait_until 5 test -e "$WORK/early/connected"
 check "the early connection echoed before the load" grep -qx yes "$WORK/early/connected"
 
-expect_exit 0 "load with [synproxy]" "$FLOODGATE" load fgA -c "$WORK/synproxy.conf"
+expect_exit 0 "load with [synproxy] (this kernel passes the support probe)" "$FLOODGATE" load fgA \
+	-c "$WORK/synproxy.conf"
+check "the probe's dry-run table was never installed" \
+	bash -c "! nft list tables | grep -q floodgate_probe"
 check "the nftables table is installed" nft list table inet floodgate_synproxy_fgA
 check "conntrack's TCP pick-up is strict while loaded" test "$(cat "$LOOSE")" -eq 0
 status=$("$FLOODGATE" status fgA)
