@@ -16,13 +16,19 @@
 #       load or unload leave no floodgate table and restore
 #       net.netfilter.nf_conntrack_tcp_loose, which stays strict while a
 #       second interface still uses the proxy;
-#   (g) the tc hook proxies too.
+#   (g) the tc hook proxies too;
+#   (h) with another firewall loaded (a table inet hostfw that drops
+#       `ct state invalid` in input at filter priority, and Docker's
+#       iptables-nft chains), before or after floodgate: connects still
+#       complete, and load, reload and unload leave the other tables as
+#       they were.
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
 LISTENER=""
 EARLY=""
-trap 'stop_children $LISTENER $EARLY; lab_down; rm -rf "$WORK"' EXIT
+FOREIGN=""
+trap 'stop_children $LISTENER $EARLY; foreign_down; lab_down; rm -rf "$WORK"' EXIT
 PORT=8080
 # The spoofed SYN flood's rate (tests/kernels/guest.sh lowers it under TCG).
 FLOOD_PPS=${FG_SYNPROXY_FLOOD_PPS:-20000}
@@ -144,6 +150,66 @@ stat_of() {
 
 no_table() {
 	! nft list tables | grep -q floodgate
+}
+
+# (h)'s other firewall: a host table that drops what conntrack finds
+# invalid (the usual first rule of an nftables input chain), and the
+# chains Docker makes with iptables-nft (DOCKER-USER in FORWARD, DOCKER
+# in nat's PREROUTING and OUTPUT, the masquerade of its bridge, a
+# published port). Docker's FORWARD policy drop is left out: nothing here
+# is forwarded, and the host's policy would outlive the test.
+foreign_up() {
+	FOREIGN=1
+	HAD_FILTER=0 HAD_NAT=0
+	nft list table ip filter >/dev/null 2>&1 && HAD_FILTER=1
+	nft list table ip nat >/dev/null 2>&1 && HAD_NAT=1
+	nft -f - <<'NFT'
+table inet hostfw {
+	chain input {
+		type filter hook input priority filter; policy accept;
+		ct state invalid counter drop
+		ct state established,related accept
+		iif lo accept
+	}
+}
+NFT
+	iptables-nft -N DOCKER-USER
+	iptables-nft -A DOCKER-USER -j RETURN
+	iptables-nft -I FORWARD -j DOCKER-USER
+	iptables-nft -t nat -N DOCKER
+	iptables-nft -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER
+	iptables-nft -t nat -A OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j DOCKER
+	iptables-nft -t nat -A POSTROUTING -s 172.17.0.0/16 ! -o docker0 -j MASQUERADE
+	iptables-nft -t nat -A DOCKER -i docker0 -j RETURN
+	iptables-nft -t nat -A DOCKER ! -i docker0 -p tcp --dport 18080 -j DNAT \
+		--to-destination 172.17.0.2:80
+}
+
+# Takes the other firewall away, even half made (the EXIT trap calls it).
+foreign_down() {
+	[ -n "$FOREIGN" ] || return 0
+	nft delete table inet hostfw 2>/dev/null
+	iptables-nft -D FORWARD -j DOCKER-USER 2>/dev/null
+	iptables-nft -F DOCKER-USER 2>/dev/null
+	iptables-nft -X DOCKER-USER 2>/dev/null
+	iptables-nft -t nat -D PREROUTING -m addrtype --dst-type LOCAL -j DOCKER 2>/dev/null
+	iptables-nft -t nat -D OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j DOCKER \
+		2>/dev/null
+	iptables-nft -t nat -D POSTROUTING -s 172.17.0.0/16 ! -o docker0 -j MASQUERADE 2>/dev/null
+	iptables-nft -t nat -F DOCKER 2>/dev/null
+	iptables-nft -t nat -X DOCKER 2>/dev/null
+	# The tables iptables-nft made for them, when the host had none.
+	[ "$HAD_FILTER" = 1 ] || nft delete table ip filter 2>/dev/null
+	[ "$HAD_NAT" = 1 ] || nft delete table ip nat 2>/dev/null
+	FOREIGN=""
+	return 0
+}
+
+# The other firewall's rules, without its counters.
+foreign_ruleset() {
+	nft -s list table inet hostfw 2>&1
+	nft -s list table ip filter 2>&1
+	nft -s list table ip nat 2>&1
 }
 
 python3 "$WORK/echo.py" "$PORT" "$WORK/listening" &
@@ -300,5 +366,45 @@ for step in nftables attached; do
 	check "(f) no pin folder left after a load killed at '$step'" \
 		test -z "$(ls /sys/fs/bpf/floodgate 2>/dev/null | grep fgA)"
 done
+
+# (h) Another firewall, started after floodgate (as a firewall restarted
+# later would be: at the same priority its chain would then run first),
+# then floodgate loaded and reloaded with it in place.
+expect_exit 0 "load with [synproxy] before the other firewall" "$FLOODGATE" load fgA \
+	-c "$WORK/synproxy.conf"
+foreign_up
+foreign=$(foreign_ruleset)
+got=$(connects 10.200.0.1 20)
+check "(h) 20 of 20 connects echo with a firewall that drops invalid started after the load (got $got)" \
+	test "$got" -eq 20
+got=$(connects fd00:200::1 10)
+check "(h) 10 of 10 IPv6 connects with it (got $got)" test "$got" -eq 10
+expect_exit 0 "unload with the other firewall in place" "$FLOODGATE" unload fgA
+check "(h) unload left the other firewall's tables as they were" \
+	test "$(foreign_ruleset)" = "$foreign"
+expect_exit 0 "load with [synproxy] after the other firewall" "$FLOODGATE" load fgA \
+	-c "$WORK/synproxy.conf"
+check "(h) the load left the other firewall's tables as they were" \
+	test "$(foreign_ruleset)" = "$foreign"
+got=$(connects 10.200.0.1 20)
+check "(h) 20 of 20 connects echo with the firewall there before the load (got $got)" \
+	test "$got" -eq 20
+# A host firewall's restart that flushed the ruleset takes floodgate's
+# table too; a reload puts it back (docs/config.md).
+nft delete table inet floodgate_synproxy_fgA
+expect_exit 0 "reload after the table was removed by hand" "$FLOODGATE" reload fgA \
+	-c "$WORK/synproxy.conf"
+check "(h) the reload put the table back" nft list table inet floodgate_synproxy_fgA
+check "(h) and left the other firewall's tables as they were" \
+	test "$(foreign_ruleset)" = "$foreign"
+got=$(connects 10.200.0.1 10)
+check "(h) 10 of 10 connects after that reload (got $got)" test "$got" -eq 10
+echo "    hostfw's invalid drop: $(nft list table inet hostfw | grep -o 'counter packets [0-9]*' | head -n 1)"
+expect_exit 0 "unload again" "$FLOODGATE" unload fgA
+check "(h) unload leaves no floodgate table with the other firewall there" no_table
+check "(h) the other firewall's tables as they were after everything" \
+	test "$(foreign_ruleset)" = "$foreign"
+foreign_down
+check "(h) the test's firewall is gone" bash -c "! nft list tables | grep -q hostfw"
 
 finish
