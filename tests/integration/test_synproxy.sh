@@ -21,15 +21,21 @@
 #       `ct state invalid` in input at filter priority, and Docker's
 #       iptables-nft chains), before or after floodgate: connects still
 #       complete, and load, reload and unload leave the other tables as
-#       they were.
+#       they were;
+#   (i) a bulk iperf3 transfer to a protected port keeps its throughput:
+#       the ratio with/without [synproxy], measured in this run, is
+#       printed against the issue's 90% and asserted only >= 50% (see
+#       there why).
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
 LISTENER=""
 EARLY=""
+IPERF=""
 FOREIGN=""
-trap 'stop_children $LISTENER $EARLY; foreign_down; lab_down; rm -rf "$WORK"' EXIT
+trap 'stop_children $LISTENER $EARLY $IPERF; foreign_down; lab_down; rm -rf "$WORK"' EXIT
 PORT=8080
+IPERF_PORT=5201
 # The spoofed SYN flood's rate (tests/kernels/guest.sh lowers it under TCG).
 FLOOD_PPS=${FG_SYNPROXY_FLOOD_PPS:-20000}
 LOOSE=/proc/sys/net/netfilter/nf_conntrack_tcp_loose
@@ -210,6 +216,20 @@ foreign_ruleset() {
 	nft -s list table inet hostfw 2>&1
 	nft -s list table ip filter 2>&1
 	nft -s list table ip nat 2>&1
+}
+
+# iperf_bps: one 3 s bulk transfer from the sender's namespace to the
+# iperf3 server on fgA's side; prints the receiver's bits per second.
+iperf_bps() {
+	ip netns exec "$SENDER_NS" iperf3 -c 10.200.0.1 -p "$IPERF_PORT" -t 3 -J |
+		python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(int(d.get("end", {}).get("sum_received", {}).get("bits_per_second", 0)))'
+}
+
+# median3 A B C: the middle one.
+median3() {
+	printf '%s\n' "$@" | sort -n | sed -n 2p
 }
 
 python3 "$WORK/echo.py" "$PORT" "$WORK/listening" &
@@ -406,5 +426,44 @@ check "(h) the other firewall's tables as they were after everything" \
 	test "$(foreign_ruleset)" = "$foreign"
 foreign_down
 check "(h) the test's firewall is gone" bash -c "! nft list tables | grep -q hostfw"
+
+# (i) A bulk transfer to a protected port: iperf3 with floodgate loaded
+# without [synproxy] (a policy elsewhere), then with it on iperf3's port,
+# alternating by reload, 3 tries each, medians compared. Only the ratio of
+# two figures of this run is asserted, and only >= 50%: the machine is
+# shared and a 3 s transfer on two cores swings by tens of percent, so
+# the issue's 90% is printed rather than asserted, while a proxy that
+# sent established packets through a slow path (or dropped some) would
+# fall far below half.
+cat >"$WORK/iperf-proxy.conf" <<CONF
+[synproxy]
+ports = $IPERF_PORT
+CONF
+iperf3 -s -p "$IPERF_PORT" >/dev/null 2>&1 &
+IPERF=$!
+wait_until 5 bash -c "ss -Hltn 'sport = :$IPERF_PORT' | grep -q LISTEN"
+expect_exit 0 "load without [synproxy] for iperf3" "$FLOODGATE" load fgA -c "$WORK/none.conf"
+without=() with=()
+for try in 1 2 3; do
+	without+=("$(iperf_bps)")
+	expect_exit 0 "reload adding [synproxy] on iperf3's port ($try)" "$FLOODGATE" reload fgA \
+		-c "$WORK/iperf-proxy.conf"
+	with+=("$(iperf_bps)")
+	synacks=$(stat_of synproxy_synacks)
+	expect_exit 0 "reload without it ($try)" "$FLOODGATE" reload fgA -c "$WORK/none.conf"
+done
+expect_exit 0 "unload after iperf3" "$FLOODGATE" unload fgA
+stop_children "$IPERF"
+IPERF=""
+w=$(median3 "${without[@]}")
+p=$(median3 "${with[@]}")
+ratio=$((p * 100 / (w > 0 ? w : 1)))
+echo "    iperf3 without [synproxy]: ${without[*]} bit/s (median $((w / 1000000)) Mbit/s)"
+echo "    iperf3 with [synproxy]:    ${with[*]} bit/s (median $((p / 1000000)) Mbit/s)"
+echo "    ratio $ratio% (the issue asks >= 90%: $([ "$ratio" -ge 90 ] && echo met || echo NOT met))"
+check "(i) iperf3 through the proxy keeps >= 50% of its throughput without it ($ratio%)" \
+	test "$ratio" -ge 50
+check "(i) the transfers with [synproxy] went through the proxy ($synacks SYN-ACKs)" \
+	test "$synacks" -ge 2
 
 finish
