@@ -149,6 +149,14 @@ mutant synproxy-unlinked user/ops/loader.c '^test_synproxy\.sh$' \
 	'ret = fg_skel_link_synproxy(skel);' \
 	'ret = 0;' \
 	"load never puts the SYN proxy in its prog array: fg_process judges the port itself"
+mutant synproxy-hostfw-first user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
+	'priority mangle - 10;' \
+	'priority filter;' \
+	"the proxy's input chain at filter priority: a host firewall's 'ct state invalid drop' registered after it drops the cookie ACKs"
+mutant synproxy-support-ignored user/attach/synproxy_support.c '^test_synproxy_support$' \
+	'if (s->have[need])' \
+	'if (1 || s->have[need])' \
+	"a kernel without what [synproxy] needs passes the check: the load fails half-way instead of exit 4"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

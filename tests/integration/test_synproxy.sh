@@ -16,14 +16,26 @@
 #       load or unload leave no floodgate table and restore
 #       net.netfilter.nf_conntrack_tcp_loose, which stays strict while a
 #       second interface still uses the proxy;
-#   (g) the tc hook proxies too.
+#   (g) the tc hook proxies too;
+#   (h) with another firewall loaded (a table inet hostfw that drops
+#       `ct state invalid` in input at filter priority, and Docker's
+#       iptables-nft chains), before or after floodgate: connects still
+#       complete, and load, reload and unload leave the other tables as
+#       they were;
+#   (i) a bulk iperf3 transfer to a protected port keeps its throughput:
+#       the ratio with/without [synproxy], measured in this run, is
+#       printed against the issue's 90% and asserted only >= 50% (see
+#       there why).
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
 LISTENER=""
 EARLY=""
-trap 'stop_children $LISTENER $EARLY; lab_down; rm -rf "$WORK" "$BACKSCATTER_PIN"' EXIT
+IPERF=""
+FOREIGN=""
+trap 'stop_children $LISTENER $EARLY $IPERF; foreign_down; lab_down; rm -rf "$WORK" "$BACKSCATTER_PIN"' EXIT
 PORT=8080
+IPERF_PORT=5201
 # The spoofed SYN flood's rate (tests/kernels/guest.sh lowers it under TCG).
 FLOOD_PPS=${FG_SYNPROXY_FLOOD_PPS:-20000}
 LOOSE=/proc/sys/net/netfilter/nf_conntrack_tcp_loose
@@ -154,6 +166,80 @@ no_table() {
 	! nft list tables | grep -q floodgate
 }
 
+# (h)'s other firewall: a host table that drops what conntrack finds
+# invalid (the usual first rule of an nftables input chain), and the
+# chains Docker makes with iptables-nft (DOCKER-USER in FORWARD, DOCKER
+# in nat's PREROUTING and OUTPUT, the masquerade of its bridge, a
+# published port). Docker's FORWARD policy drop is left out: nothing here
+# is forwarded, and the host's policy would outlive the test.
+foreign_up() {
+	FOREIGN=1
+	HAD_FILTER=0 HAD_NAT=0
+	nft list table ip filter >/dev/null 2>&1 && HAD_FILTER=1
+	nft list table ip nat >/dev/null 2>&1 && HAD_NAT=1
+	nft -f - <<'NFT'
+table inet hostfw {
+	chain input {
+		type filter hook input priority filter; policy accept;
+		ct state invalid counter drop
+		ct state established,related accept
+		iif lo accept
+	}
+}
+NFT
+	iptables-nft -N DOCKER-USER
+	iptables-nft -A DOCKER-USER -j RETURN
+	iptables-nft -I FORWARD -j DOCKER-USER
+	iptables-nft -t nat -N DOCKER
+	iptables-nft -t nat -A PREROUTING -m addrtype --dst-type LOCAL -j DOCKER
+	iptables-nft -t nat -A OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j DOCKER
+	iptables-nft -t nat -A POSTROUTING -s 172.17.0.0/16 ! -o docker0 -j MASQUERADE
+	iptables-nft -t nat -A DOCKER -i docker0 -j RETURN
+	iptables-nft -t nat -A DOCKER ! -i docker0 -p tcp --dport 18080 -j DNAT \
+		--to-destination 172.17.0.2:80
+}
+
+# Takes the other firewall away, even half made (the EXIT trap calls it).
+foreign_down() {
+	[ -n "$FOREIGN" ] || return 0
+	nft delete table inet hostfw 2>/dev/null
+	iptables-nft -D FORWARD -j DOCKER-USER 2>/dev/null
+	iptables-nft -F DOCKER-USER 2>/dev/null
+	iptables-nft -X DOCKER-USER 2>/dev/null
+	iptables-nft -t nat -D PREROUTING -m addrtype --dst-type LOCAL -j DOCKER 2>/dev/null
+	iptables-nft -t nat -D OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j DOCKER \
+		2>/dev/null
+	iptables-nft -t nat -D POSTROUTING -s 172.17.0.0/16 ! -o docker0 -j MASQUERADE 2>/dev/null
+	iptables-nft -t nat -F DOCKER 2>/dev/null
+	iptables-nft -t nat -X DOCKER 2>/dev/null
+	# The tables iptables-nft made for them, when the host had none.
+	[ "$HAD_FILTER" = 1 ] || nft delete table ip filter 2>/dev/null
+	[ "$HAD_NAT" = 1 ] || nft delete table ip nat 2>/dev/null
+	FOREIGN=""
+	return 0
+}
+
+# The other firewall's rules, without its counters.
+foreign_ruleset() {
+	nft -s list table inet hostfw 2>&1
+	nft -s list table ip filter 2>&1
+	nft -s list table ip nat 2>&1
+}
+
+# iperf_bps: one 3 s bulk transfer from the sender's namespace to the
+# iperf3 server on fgA's side; prints the receiver's bits per second.
+iperf_bps() {
+	ip netns exec "$SENDER_NS" iperf3 -c 10.200.0.1 -p "$IPERF_PORT" -t 3 -J |
+		python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(int(d.get("end", {}).get("sum_received", {}).get("bits_per_second", 0)))'
+}
+
+# median3 A B C: the middle one.
+median3() {
+	printf '%s\n' "$@" | sort -n | sed -n 2p
+}
+
 python3 "$WORK/echo.py" "$PORT" "$WORK/listening" &
 LISTENER=$!
 # Bounds, not delays: a python start takes seconds under the 6.1 guest's
@@ -170,7 +256,10 @@ EARLY=$!
 wait_until 30 test -e "$WORK/early/connected"
 check "the early connection echoed before the load" grep -qx yes "$WORK/early/connected"
 
-expect_exit 0 "load with [synproxy]" "$FLOODGATE" load fgA -c "$WORK/synproxy.conf"
+expect_exit 0 "load with [synproxy] (this kernel passes the support probe)" "$FLOODGATE" load fgA \
+	-c "$WORK/synproxy.conf"
+check "the probe's dry-run table was never installed" \
+	bash -c "! nft list tables | grep -q floodgate_probe"
 check "the nftables table is installed" nft list table inet floodgate_synproxy_fgA
 check "conntrack's TCP pick-up is strict while loaded" test "$(cat "$LOOSE")" -eq 0
 status=$("$FLOODGATE" status fgA)
@@ -307,5 +396,84 @@ for step in nftables attached; do
 	check "(f) no pin folder left after a load killed at '$step'" \
 		test -z "$(ls /sys/fs/bpf/floodgate 2>/dev/null | grep fgA)"
 done
+
+# (h) Another firewall, started after floodgate (as a firewall restarted
+# later would be: at the same priority its chain would then run first),
+# then floodgate loaded and reloaded with it in place.
+expect_exit 0 "load with [synproxy] before the other firewall" "$FLOODGATE" load fgA \
+	-c "$WORK/synproxy.conf"
+foreign_up
+foreign=$(foreign_ruleset)
+got=$(connects 10.200.0.1 20)
+check "(h) 20 of 20 connects echo with a firewall that drops invalid started after the load (got $got)" \
+	test "$got" -eq 20
+got=$(connects fd00:200::1 10)
+check "(h) 10 of 10 IPv6 connects with it (got $got)" test "$got" -eq 10
+expect_exit 0 "unload with the other firewall in place" "$FLOODGATE" unload fgA
+check "(h) unload left the other firewall's tables as they were" \
+	test "$(foreign_ruleset)" = "$foreign"
+expect_exit 0 "load with [synproxy] after the other firewall" "$FLOODGATE" load fgA \
+	-c "$WORK/synproxy.conf"
+check "(h) the load left the other firewall's tables as they were" \
+	test "$(foreign_ruleset)" = "$foreign"
+got=$(connects 10.200.0.1 20)
+check "(h) 20 of 20 connects echo with the firewall there before the load (got $got)" \
+	test "$got" -eq 20
+# A host firewall's restart that flushed the ruleset takes floodgate's
+# table too; a reload puts it back (docs/config.md).
+nft delete table inet floodgate_synproxy_fgA
+expect_exit 0 "reload after the table was removed by hand" "$FLOODGATE" reload fgA \
+	-c "$WORK/synproxy.conf"
+check "(h) the reload put the table back" nft list table inet floodgate_synproxy_fgA
+check "(h) and left the other firewall's tables as they were" \
+	test "$(foreign_ruleset)" = "$foreign"
+got=$(connects 10.200.0.1 10)
+check "(h) 10 of 10 connects after that reload (got $got)" test "$got" -eq 10
+echo "    hostfw's invalid drop: $(nft list table inet hostfw | grep -o 'counter packets [0-9]*' | head -n 1)"
+expect_exit 0 "unload again" "$FLOODGATE" unload fgA
+check "(h) unload leaves no floodgate table with the other firewall there" no_table
+check "(h) the other firewall's tables as they were after everything" \
+	test "$(foreign_ruleset)" = "$foreign"
+foreign_down
+check "(h) the test's firewall is gone" bash -c "! nft list tables | grep -q hostfw"
+
+# (i) A bulk transfer to a protected port: iperf3 with floodgate loaded
+# without [synproxy] (a policy elsewhere), then with it on iperf3's port,
+# alternating by reload, 3 tries each, medians compared. Only the ratio of
+# two figures of this run is asserted, and only >= 50%: the machine is
+# shared and a 3 s transfer on two cores swings by tens of percent, so
+# the issue's 90% is printed rather than asserted, while a proxy that
+# sent established packets through a slow path (or dropped some) would
+# fall far below half.
+cat >"$WORK/iperf-proxy.conf" <<CONF
+[synproxy]
+ports = $IPERF_PORT
+CONF
+iperf3 -s -p "$IPERF_PORT" >/dev/null 2>&1 &
+IPERF=$!
+wait_until 5 bash -c "ss -Hltn 'sport = :$IPERF_PORT' | grep -q LISTEN"
+expect_exit 0 "load without [synproxy] for iperf3" "$FLOODGATE" load fgA -c "$WORK/none.conf"
+without=() with=()
+for try in 1 2 3; do
+	without+=("$(iperf_bps)")
+	expect_exit 0 "reload adding [synproxy] on iperf3's port ($try)" "$FLOODGATE" reload fgA \
+		-c "$WORK/iperf-proxy.conf"
+	with+=("$(iperf_bps)")
+	synacks=$(stat_of synproxy_synacks)
+	expect_exit 0 "reload without it ($try)" "$FLOODGATE" reload fgA -c "$WORK/none.conf"
+done
+expect_exit 0 "unload after iperf3" "$FLOODGATE" unload fgA
+stop_children "$IPERF"
+IPERF=""
+w=$(median3 "${without[@]}")
+p=$(median3 "${with[@]}")
+ratio=$((p * 100 / (w > 0 ? w : 1)))
+echo "    iperf3 without [synproxy]: ${without[*]} bit/s (median $((w / 1000000)) Mbit/s)"
+echo "    iperf3 with [synproxy]:    ${with[*]} bit/s (median $((p / 1000000)) Mbit/s)"
+echo "    ratio $ratio% (the issue asks >= 90%: $([ "$ratio" -ge 90 ] && echo met || echo NOT met))"
+check "(i) iperf3 through the proxy keeps >= 50% of its throughput without it ($ratio%)" \
+	test "$ratio" -ge 50
+check "(i) the transfers with [synproxy] went through the proxy ($synacks SYN-ACKs)" \
+	test "$synacks" -ge 2
 
 finish

@@ -102,6 +102,16 @@ static void port_list(const struct fg_synproxy_conf *conf, char *buf, size_t siz
  * the cookie and opens the connection to the listener, and what else
  * conntrack finds invalid on those ports is dropped. Deleting the table
  * first makes the whole of it one transaction that replaces the old.
+ *
+ * The input chain runs at mangle - 10, after conntrack (-200) and before
+ * the chains of the host's own firewall (iptables' mangle and filter
+ * INPUT, Debian's and firewalld's tables, Docker's), because the client's
+ * ACK is `ct state invalid` until the synproxy statement takes it: a
+ * host firewall's common "ct state invalid drop" at the same priority
+ * would drop it first when its chain was registered after ours (a
+ * firewall restarted after the load). This chain only takes the invalid
+ * and untracked packets of the protected ports (the proxy's, or dropped);
+ * everything else goes on to the host's chains, accepted here by policy.
  */
 static int ruleset(const char *ifname, const struct fg_synproxy_conf *conf, char *buf, size_t size)
 {
@@ -118,7 +128,7 @@ static int ruleset(const char *ifname, const struct fg_synproxy_conf *conf, char
 		       "    iifname \"%1$s\" tcp dport { %2$s } tcp flags syn notrack\n"
 		       "  }\n"
 		       "  chain input {\n"
-		       "    type filter hook input priority filter; policy accept;\n"
+		       "    type filter hook input priority mangle - 10; policy accept;\n"
 		       "    iifname \"%1$s\" meta nfproto ipv4 tcp dport { %2$s } "
 		       "ct state invalid,untracked counter synproxy mss %3$u wscale %5$u%6$s%7$s\n"
 		       "    iifname \"%1$s\" meta nfproto ipv6 tcp dport { %2$s } "

@@ -18,7 +18,7 @@ enum fg_err_kind {
 	FG_ERR_SYSTEM, /* the kernel or a library refused */
 	FG_ERR_USAGE,  /* a bad argument from the caller */
 	FG_ERR_CONFIG, /* the config (or a capture, for replay) is invalid */
-	FG_ERR_ENV,    /* not root, unknown interface, no BTF, XDP or bpffs */
+	FG_ERR_ENV,    /* not root, unknown interface, no BTF, XDP, bpffs or synproxy */
 	FG_ERR_STATE,  /* already loaded, or not loaded */
 };
 

@@ -21,9 +21,9 @@
 	X(CONFIG, 3, "invalid config (replay: or capture)",                                        \
 	  "Invalid config (FILE:LINE: what is wrong), a reload that changes a key fixed at "       \
 	  "load, a config file others could write; replay: a capture it cannot use.")              \
-	X(ENV, 4, "environment (not root, unknown interface, no BTF/XDP)",                         \
-	  "Environment: not root, unknown interface, no BTF, no native XDP, no bpffs, a "          \
-	  "--metrics address that cannot be bound.")                                               \
+	X(ENV, 4, "environment (not root, unknown interface, no BTF/XDP/synproxy)",                \
+	  "Environment: not root, unknown interface, no BTF, no native XDP, no bpffs, a kernel "   \
+	  "without what [synproxy] needs, a --metrics address that cannot be bound.")              \
 	X(STATE, 5, "already/not loaded",                                                          \
 	  "State: already loaded, or not loaded; unban of an address that is not banned; ban on "  \
 	  "a full bans table.")

@@ -287,7 +287,7 @@ static int load_prepare(const struct fg_load_opts *opts, struct fg_config *cfg,
 	snprintf(res->ifname, sizeof(res->ifname), "%s", ifname);
 	load_runtime(opts, cfg, rt);
 	if (fg_step_compile(cfg, opts->config_path, 0, compiled, err) ||
-	    fg_step_check_environment(ifname, &rt->ifindex, err))
+	    fg_step_check_environment(ifname, cfg, &rt->ifindex, err))
 		return -1;
 	*lock_fd = fg_step_lock(err);
 	return *lock_fd < 0 ? -1 : 0;

@@ -324,7 +324,7 @@ int fg_reload(const char *ifname, const char *config_path, struct fg_reload_resu
 	if (!cfg)
 		return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading the config");
 	if (fg_step_parse_config(config_path, cfg, err) ||
-	    fg_step_check_environment(ifname, &ifindex, err))
+	    fg_step_check_environment(ifname, cfg, &ifindex, err))
 		goto out;
 	lock_fd = fg_step_lock(err);
 	if (lock_fd < 0)

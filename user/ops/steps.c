@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "attach/features.h"
 #include "attach/synproxy_nft.h"
+#include "attach/synproxy_support.h"
 #include "base/log.h"
 #include "config/feedfile.h"
 #include "config/filemode.h"
@@ -79,12 +80,23 @@ int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct 
 	return 0;
 }
 
-int fg_step_check_environment(const char *ifname, unsigned int *ifindex, struct fg_err *err)
+int fg_step_check_environment(const char *ifname, const struct fg_config *cfg,
+			      unsigned int *ifindex, struct fg_err *err)
 {
+	struct fg_synproxy_support support;
+
 	if (!fg_kernel_has_btf())
 		return fg_fail(err, FG_ERR_ENV,
 			       "this kernel has no BTF (" FG_KERNEL_BTF_PATH "); floodgate needs "
 			       "CONFIG_DEBUG_INFO_BTF=y and Linux >= 5.15");
+	/* Before anything changes: a kernel without them would otherwise
+	 * refuse the proxy's program with a verifier log, or nftables its
+	 * table, half-way through the load. */
+	if (cfg->synproxy.enabled) {
+		fg_synproxy_probe(&support);
+		if (fg_synproxy_check_support(&support, err))
+			return -1;
+	}
 	*ifindex = if_nametoindex(ifname);
 	if (!*ifindex)
 		return fg_fail(err, FG_ERR_ENV, "unknown interface '%s'", ifname);

@@ -26,8 +26,10 @@ int fg_step_parse_config(const char *path, struct fg_config *cfg, struct fg_err 
 int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct fg_compiled **out,
 		    struct fg_err *err);
 
-/* BTF, then the interface: *ifindex. */
-int fg_step_check_environment(const char *ifname, unsigned int *ifindex, struct fg_err *err);
+/* BTF, what `cfg` needs of the kernel beyond it ([synproxy]:
+ * attach/synproxy_support.h), then the interface: *ifindex. */
+int fg_step_check_environment(const char *ifname, const struct fg_config *cfg,
+			      unsigned int *ifindex, struct fg_err *err);
 
 /* Prepares the pin folder and takes its lock: returns the fd that holds
  * it (closing it releases it), or -1 with `err`. */
