@@ -445,6 +445,12 @@ check "(h) the test's firewall is gone" bash -c "! nft list tables | grep -q hos
 # the issue's 90% is printed rather than asserted, while a proxy that
 # sent established packets through a slow path (or dropped some) would
 # fall far below half.
+# FG_SYNPROXY_IPERF=0 (the 6.1 guest) leaves (i) out: under emulation a
+# throughput ratio says nothing, and its six reloads cost minutes each.
+if [ "${FG_SYNPROXY_IPERF:-1}" = 0 ]; then
+	echo "    (i) not run: FG_SYNPROXY_IPERF=0"
+	finish
+fi
 cat >"$WORK/iperf-proxy.conf" <<CONF
 [synproxy]
 ports = $IPERF_PORT
