@@ -50,6 +50,9 @@
 #                      "new_sources = off" (default: none, floodgate's defaults)
 #   FG_BENCH_CROWDSEC  0: skip the CrowdSec stream scenario at the end
 #                      (scripts/bench-crowdsec.sh; FG_BENCH_DECISIONS, 100000)
+#   FG_BENCH_SYNFLOOD  0: skip the SYN-flood scenario at the end
+#                      (scripts/bench-synflood.sh: FG_SYNFLOOD_* knobs there;
+#                      FG_BENCH_ROUNDS rounds, about 30 s a round)
 #
 # Everything runs in private network and mount namespaces (lab_enter): the
 # veths, nftables tables, iptables rules and BPF pins vanish with them.
@@ -801,6 +804,19 @@ if FG_IN_SANDBOX= "$REPO/scripts/bench-feeds.sh" >"$OUT/feeds.txt" 2>&1; then
 else
 	log "feeds: FAILED: $(tail -3 "$OUT/feeds.txt" | tr '\n' ' ')"
 	failed_runs+=("feeds")
+fi
+
+# The SYN-flood scenario of issue 22: four protections against a spoofed SYN
+# flood while a client connects (scripts/bench-synflood.sh, in namespaces of
+# its own; bench-results/synflood.csv).
+if [ "${FG_BENCH_SYNFLOOD:-1}" = 1 ]; then
+	log
+	if ! FG_BENCH_OUT=$OUT FG_BENCH_ROUNDS=$ROUNDS env -u FG_IN_SANDBOX \
+		bash "$REPO/scripts/bench-synflood.sh" >"$OUT/synflood.log" 2>&1; then
+		failed_runs+=("synflood")
+	fi
+	# Its report (synflood.log has its errors too).
+	[ ! -e "$OUT/synflood.txt" ] || tee -a "$REPORT" <"$OUT/synflood.txt"
 fi
 
 log "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
