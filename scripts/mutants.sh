@@ -145,6 +145,10 @@ mutant synproxy-pickup-loose user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
 	'ret = write_number(TCP_LOOSE_SYSCTL, 0, false);' \
 	'ret = 0;' \
 	"a [synproxy] load leaves nf_conntrack_tcp_loose as it was: the cookie ACK never reaches nftables' synproxy"
+mutant synproxy-ack-tracked user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
+	'local counter notrack' \
+	'local counter' \
+	"synproxy's ACK to the listener stays tracked: its TSecr is shifted twice and the listener (6.15+) refuses it"
 mutant synproxy-unlinked user/ops/loader.c '^test_synproxy\.sh$' \
 	'ret = fg_skel_link_synproxy(skel);' \
 	'ret = 0;' \

@@ -112,6 +112,20 @@ static void port_list(const struct fg_synproxy_conf *conf, char *buf, size_t siz
  * firewall restarted after the load). This chain only takes the invalid
  * and untracked packets of the protected ports (the proxy's, or dropped);
  * everything else goes on to the host's chains, accepted here by policy.
+ *
+ * The output chain leaves untracked the ACK with which synproxy completes
+ * the listener's handshake (a pure ACK to a protected port, out through
+ * lo, from an address that is not ours: nothing else on an ordinary host
+ * sends one). Tracked, that ACK meets synproxy's own hook again at
+ * postrouting, which takes it for the client's and adds the timestamp
+ * offset to its TSecr a second time. Since Linux 6.15 the listener
+ * refuses an ACK whose TSecr it never sent (TcpExtTSEcrRejected) and
+ * answers with an ACK of its own; the handshake then hangs on the
+ * client's next segment, which is refused too whenever that answer left
+ * in a later millisecond than the SYN-ACK (1 to 5 connects in 400 in the
+ * veth lab), until the listener's SYN-ACK timer fires a second later.
+ * Conntrack still sees the connection: the client's next packet
+ * establishes it.
  */
 static int ruleset(const char *ifname, const struct fg_synproxy_conf *conf, char *buf, size_t size)
 {
@@ -134,6 +148,11 @@ static int ruleset(const char *ifname, const struct fg_synproxy_conf *conf, char
 		       "    iifname \"%1$s\" meta nfproto ipv6 tcp dport { %2$s } "
 		       "ct state invalid,untracked counter synproxy mss %4$u wscale %5$u%6$s%7$s\n"
 		       "    iifname \"%1$s\" tcp dport { %2$s } ct state invalid counter drop\n"
+		       "  }\n"
+		       "  chain output {\n"
+		       "    type filter hook output priority raw; policy accept;\n"
+		       "    oifname \"lo\" tcp dport { %2$s } tcp flags & (fin|syn|rst|ack) == ack "
+		       "fib saddr type != local counter notrack\n"
 		       "  }\n"
 		       "}\n",
 		       ifname, ports, conf->mss, conf->mss6, conf->wscale,
