@@ -170,7 +170,7 @@ ip route add default via 10.200.0.2 dev fgA
 ip -6 route add default via fd00:200::2 dev fgA
 # XDP_TX'd SYN-ACKs reach fgB only through a native XDP program there; this
 # one drops those to the spoofed ranges.
-ip -n "$SENDER_NS" link set fgB xdpdrv obj "$REPO/build/drop_backscatter.bpf.o" sec xdp
+lab_drop_backscatter
 # The stack checks no reverse path (a new netns's default), so that every
 # spoofed SYN reaches the listener's stack in the rows without a proxy.
 sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.fgA.rp_filter=0
@@ -180,65 +180,9 @@ cat >"$WORK/synproxy.conf" <<CONF
 ports = $PORT
 CONF
 
-# The echo listener of test_synproxy.sh, both families, socketserver's
-# default backlog; it writes its ready file once it listens.
-cat >"$WORK/echo.py" <<'PY'
-import socket, socketserver, sys
-class Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        while True:
-            data = self.request.recv(4096)
-            if not data:
-                return
-            self.request.sendall(data)
-class Server(socketserver.ThreadingTCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-    def server_bind(self):
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
-srv = Server(("::", int(sys.argv[1])), Echo)
-open(sys.argv[2], "w").close()
-srv.serve_forever()
-PY
-
-# connects.py ADDR PORT N: N sequential connects, 1 s timeout on the
-# connect and on each read; prints JSON: how many echoed their line, and
-# each attempt's connect time and connect-to-echo time in ms (null when
-# the connect, or the echo, failed). Through a proxy the connect completes
-# at the proxy, so the echo time is what a client waits for its first reply.
-cat >"$WORK/connects.py" <<'PY'
-import json, socket, sys, time
-addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-done, times, echoes, errors = 0, [], [], {}
-for i in range(n):
-    t0 = time.monotonic()
-    try:
-        s = socket.create_connection((addr, port), timeout=1)
-    except OSError as e:
-        times.append(None)
-        echoes.append(None)
-        errors[type(e).__name__] = errors.get(type(e).__name__, 0) + 1
-        continue
-    times.append((time.monotonic() - t0) * 1000)
-    try:
-        with s:
-            msg = b"hello %d\n" % i
-            s.sendall(msg)
-            got = b""
-            while len(got) < len(msg):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                got += chunk
-            done += got == msg
-            echoes.append((time.monotonic() - t0) * 1000 if got == msg else None)
-    except OSError as e:
-        echoes.append(None)
-        errors["echo " + type(e).__name__] = errors.get("echo " + type(e).__name__, 0) + 1
-print(json.dumps({"done": done, "times_ms": times, "echo_ms": echoes, "errors": errors}))
-PY
+# The echo listener and the client of test_synproxy.sh (scripts/tcp_lab.py):
+# a client waits 1 s for its connect and for its echo.
+TCP_LAB=$REPO/scripts/tcp_lab.py
 
 # --- counters -----------------------------------------------------------------
 
@@ -325,12 +269,12 @@ run_one() {
 	trap reset_row EXIT
 	"setup_${row//-/_}"
 	rm -f "$WORK/listening"
-	python3 "$WORK/echo.py" "$PORT" "$WORK/listening" &
+	python3 "$TCP_LAB" serve "$PORT" "$WORK/listening" &
 	LISTENER=$!
 	wait_until 5 test -e "$WORK/listening"
 	# One connect before the flood: neighbour entries on both sides, so
 	# that the first measured connect pays no ARP.
-	ip netns exec "$SENDER_NS" python3 "$WORK/connects.py" "$dst" "$PORT" 1 >/dev/null
+	ip netns exec "$SENDER_NS" python3 "$TCP_LAB" connects "$dst" "$PORT" 1 1 >/dev/null
 
 	before=$(counters)
 	timeout -s INT -k 5 $MAX_FLOOD ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgB \
@@ -344,7 +288,7 @@ run_one() {
 	rx0=$(rx_packets)
 	wait_until 10 flooding "$rx0"
 	sleep 0.5
-	ip netns exec "$SENDER_NS" python3 "$WORK/connects.py" "$dst" "$PORT" "$CONNECTS" \
+	ip netns exec "$SENDER_NS" python3 "$TCP_LAB" connects "$dst" "$PORT" "$CONNECTS" 1 \
 		>"$WORK/client.json"
 	while [ $((SECONDS - start)) -lt "$MIN_SECONDS" ]; do sleep 0.1; done
 	kill -INT "$FLOOD_PID"
@@ -370,11 +314,11 @@ run_one() {
 		ticks, rx, back, cookies, drops = (y - x for x, y in zip(b, a))
 		f = json.load(open(flood))
 		c = json.load(open(client))
-		n = len(c["times_ms"])
+		n = len(c["connect_ms"])
 		def pct(values, p):
 		    ts = sorted(t if t is not None else math.inf for t in values)
 		    return ts[max(math.ceil(p / 100 * n) - 1, 0)]
-		p50, p99 = pct(c["times_ms"], 50), pct(c["times_ms"], 99)
+		p50, p99 = pct(c["connect_ms"], 50), pct(c["connect_ms"], 99)
 		e50, e99 = pct(c["echo_ms"], 50), pct(c["echo_ms"], 99)
 		# Without a generic-mode attach (fgB's native program holds the
 		# device), each generator batch waits for an RCU grace period.

@@ -36,6 +36,22 @@ lab_enter() {
 	ip link set lo up
 }
 
+# lab_drop_backscatter: build/drop_backscatter.bpf.o on fgB, native XDP. It
+# drops what comes back to the spoofed ranges (the SYN-ACKs a spoofed SYN
+# flood earns), as the internet would take them away, and lets fgB accept
+# what fgA sends with XDP_TX (GRO alone did not, here). bpftool loads it and
+# attaches it from the sender's netns through nsenter, which keeps the
+# lab's mount namespace and so /sys/fs/bpf (`ip -n` remounts /sys without
+# it; iproute2's own loader failed there on 6.1, silently). Fails unless
+# the program is attached.
+lab_drop_backscatter() {
+	local pin=/sys/fs/bpf/lab-backscatter
+	bpftool prog load "$REPO/build/drop_backscatter.bpf.o" "$pin" type xdp &&
+		nsenter --net="/run/netns/$SENDER_NS" bpftool net attach xdpdrv pinned "$pin" dev fgB
+	rm -f "$pin"
+	ip -n "$SENDER_NS" link show fgB | grep -q 'prog/xdp'
+}
+
 lab_down() {
 	ip netns del "$SENDER_NS" 2>/dev/null
 	return 0

@@ -33,7 +33,7 @@ LISTENER=""
 EARLY=""
 IPERF=""
 FOREIGN=""
-trap 'stop_children $LISTENER $EARLY $IPERF; foreign_down; lab_down; rm -rf "$WORK" "$BACKSCATTER_PIN"' EXIT
+trap 'stop_children $LISTENER $EARLY $IPERF; foreign_down; lab_down; rm -rf "$WORK"' EXIT
 PORT=8080
 IPERF_PORT=5201
 # The spoofed SYN flood's rate (tests/kernels/guest.sh lowers it under TCG).
@@ -44,18 +44,9 @@ lab_up
 ip -n "$SENDER_NS" addr add 10.200.0.2/24 dev fgB
 ip netns exec "$SENDER_NS" sysctl -qw net.ipv6.conf.fgB.disable_ipv6=0
 ip -n "$SENDER_NS" addr add fd00:200::2/64 dev fgB nodad
-# The SYN-ACKs leave fgA by XDP_TX: fgB accepts them with a native XDP
-# program of its own (GRO alone did not let them through here), which
-# drops those to the spoofed range as the internet would take them away.
-# bpftool loads it and attaches it from inside the sender's netns through
-# nsenter, which keeps this mount namespace and so /sys/fs/bpf (`ip -n`
-# remounts /sys without it; its loader failed there on 6.1, silently).
-BACKSCATTER_PIN=/sys/fs/bpf/fg-test-backscatter-$$
-bpftool prog load "$REPO/build/drop_backscatter.bpf.o" "$BACKSCATTER_PIN" type xdp &&
-	nsenter --net="/run/netns/$SENDER_NS" bpftool net attach xdpdrv pinned "$BACKSCATTER_PIN" dev fgB
-rm -f "$BACKSCATTER_PIN"
-check "the sender's backscatter drop is attached to fgB" \
-	bash -c "ip -n '$SENDER_NS' link show fgB | grep -q 'prog/xdp'"
+# The SYN-ACKs leave fgA by XDP_TX, and fgB takes them with a native XDP
+# program that drops those to the spoofed range.
+check "the sender's backscatter drop is attached to fgB" lab_drop_backscatter
 
 cat >"$WORK/synproxy.conf" <<CONF
 [synproxy]
@@ -70,88 +61,22 @@ rate  = 1000/s
 burst = 1000
 CONF
 
-# An echo server on both families; it writes its port file once it listens.
-cat >"$WORK/echo.py" <<'PY'
-import socket, socketserver, sys
-class Echo(socketserver.BaseRequestHandler):
-    def handle(self):
-        while True:
-            data = self.request.recv(4096)
-            if not data:
-                return
-            self.request.sendall(data)
-class Server(socketserver.ThreadingTCPServer):
-    address_family = socket.AF_INET6
-    allow_reuse_address = True
-    daemon_threads = True
-    def server_bind(self):
-        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        super().server_bind()
-srv = Server(("::", int(sys.argv[1])), Echo)
-open(sys.argv[2], "w").close()
-srv.serve_forever()
-PY
+TCP_LAB=$REPO/scripts/tcp_lab.py
 
-# connects.py ADDR PORT N: N sequential connects, each sending a line and
-# reading it back; prints how many completed. The 3 s timeout lets a
-# connection ride out one lost segment (the first retransmission comes
-# after 1 s): the test asserts that each completes, and prints how many
-# took longer than 1 s (none expected: a slow one is a retransmission, or
-# a loaded machine).
-cat >"$WORK/connects.py" <<'PY'
-import socket, sys, time
-addr, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-done = slow = 0
-for i in range(n):
-    start = time.monotonic()
-    try:
-        with socket.create_connection((addr, port), timeout=3) as s:
-            msg = b"hello %d\n" % i
-            s.sendall(msg)
-            got = b""
-            while len(got) < len(msg):
-                chunk = s.recv(4096)
-                if not chunk:
-                    break
-                got += chunk
-            done += got == msg
-    except OSError as e:
-        print("connect %d: %r" % (i, e), file=sys.stderr)
-    if time.monotonic() - start > 1:
-        slow += 1
-print("    %d of %d connects to %s took over 1 s" % (slow, n, addr), file=sys.stderr)
-print(done)
-PY
-
-# early.py ADDR PORT DIR: connects and echoes once, writes DIR/connected,
-# waits for DIR/go, echoes again and writes the outcome to DIR/result.
-cat >"$WORK/early.py" <<'PY'
-import os, socket, sys, time
-addr, port, d = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-def echo(s, msg):
-    s.sendall(msg)
-    got = b""
-    while len(got) < len(msg):
-        chunk = s.recv(4096)
-        if not chunk:
-            break
-        got += chunk
-    return got == msg
-s = socket.create_connection((addr, port), timeout=2)
-first = echo(s, b"before\n")
-open(os.path.join(d, "connected"), "w").write("yes" if first else "no")
-while not os.path.exists(os.path.join(d, "go")):
-    time.sleep(0.02)
-try:
-    ok = echo(s, b"after\n")
-except OSError as e:
-    ok = False
-open(os.path.join(d, "result.tmp"), "w").write("ok" if ok else "lost")
-os.rename(os.path.join(d, "result.tmp"), os.path.join(d, "result"))
-PY
-
+# connects ADDR N: N sequential connects from the sender, each echoing a
+# line, with 3 s for the connect and each read (a connection rides out one
+# lost segment: the first retransmission comes after 1 s); prints how many
+# echoed. The test asserts that each does, and prints how many took over
+# 1 s (none expected: a slow one is a retransmission, or a loaded machine).
 connects() {
-	ip netns exec "$SENDER_NS" python3 "$WORK/connects.py" "$1" "$PORT" "$2"
+	local out
+	out=$(ip netns exec "$SENDER_NS" python3 "$TCP_LAB" connects "$1" "$PORT" "$2" 3)
+	python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+slow = sum(1 for ms in d["echo_ms"] if ms is None or ms > 1000)
+print("    %d of %d connects to %s took over 1 s or failed %s"
+      % (slow, len(d["echo_ms"]), sys.argv[2], d["errors"] or ""), file=sys.stderr)
+print(d["done"])' "$out" "$1"
 }
 
 nstat_value() {
@@ -248,7 +173,7 @@ median3() {
 	printf '%s\n' "$@" | sort -n | sed -n 2p
 }
 
-python3 "$WORK/echo.py" "$PORT" "$WORK/listening" &
+python3 "$TCP_LAB" serve "$PORT" "$WORK/listening" &
 LISTENER=$!
 # Bounds, not delays: a python start takes seconds under the 6.1 guest's
 # emulation, and the load must come after the early connection is up.
@@ -259,7 +184,7 @@ echo 1 >"$LOOSE"
 
 # (d) first: a connection from before the load.
 mkdir "$WORK/early"
-ip netns exec "$SENDER_NS" python3 "$WORK/early.py" 10.200.0.1 "$PORT" "$WORK/early" &
+ip netns exec "$SENDER_NS" python3 "$TCP_LAB" early 10.200.0.1 "$PORT" "$WORK/early" &
 EARLY=$!
 wait_until 30 test -e "$WORK/early/connected"
 check "the early connection echoed before the load" grep -qx yes "$WORK/early/connected"
