@@ -233,19 +233,7 @@ static __always_inline bool fg_tcp_established(void *ctx, const struct fg_packet
 
 	if (pkt->proto != IPPROTO_TCP || !pkt->has_ports)
 		return false;
-	if (pkt->family == FG_FAMILY_IPV4) {
-		__builtin_memcpy(&tuple.ipv4.saddr, pkt->saddr, 4);
-		__builtin_memcpy(&tuple.ipv4.daddr, pkt->daddr, 4);
-		tuple.ipv4.sport = bpf_htons(pkt->sport);
-		tuple.ipv4.dport = bpf_htons(pkt->dport);
-		size = sizeof(tuple.ipv4);
-	} else {
-		__builtin_memcpy(tuple.ipv6.saddr, pkt->saddr, 16);
-		__builtin_memcpy(tuple.ipv6.daddr, pkt->daddr, 16);
-		tuple.ipv6.sport = bpf_htons(pkt->sport);
-		tuple.ipv6.dport = bpf_htons(pkt->dport);
-		size = sizeof(tuple.ipv6);
-	}
+	size = fg_packet_tuple(pkt, &tuple);
 	sk = bpf_sk_lookup_tcp(ctx, &tuple, size, BPF_F_CURRENT_NETNS, 0);
 	if (!sk)
 		return false;

@@ -23,6 +23,25 @@ struct fg_packet {
 	__u8 daddr[16]; /* for the socket lookup of a ban's evidence (fg_access.h) */
 };
 
+/* The packet's TCP or UDP 4-tuple as the socket and conntrack lookups take
+ * it (fg_access.h, fg_synproxy.h); returns its size for the family. */
+static __always_inline __u32 fg_packet_tuple(const struct fg_packet *pkt,
+					     struct bpf_sock_tuple *tuple)
+{
+	if (pkt->family == FG_FAMILY_IPV4) {
+		__builtin_memcpy(&tuple->ipv4.saddr, pkt->saddr, 4);
+		__builtin_memcpy(&tuple->ipv4.daddr, pkt->daddr, 4);
+		tuple->ipv4.sport = bpf_htons(pkt->sport);
+		tuple->ipv4.dport = bpf_htons(pkt->dport);
+		return sizeof(tuple->ipv4);
+	}
+	__builtin_memcpy(tuple->ipv6.saddr, pkt->saddr, 16);
+	__builtin_memcpy(tuple->ipv6.daddr, pkt->daddr, 16);
+	tuple->ipv6.sport = bpf_htons(pkt->sport);
+	tuple->ipv6.dport = bpf_htons(pkt->dport);
+	return sizeof(tuple->ipv6);
+}
+
 enum fg_parse_result {
 	FG_PARSE_IP,
 	FG_PARSE_NON_IP,

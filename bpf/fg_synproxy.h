@@ -454,19 +454,7 @@ static __always_inline bool fg_ct_confirmed(void *ctx, bool tc, const struct fg_
 	__u32 size;
 	bool confirmed;
 
-	if (pkt->family == FG_FAMILY_IPV4) {
-		__builtin_memcpy(&tuple.ipv4.saddr, pkt->saddr, 4);
-		__builtin_memcpy(&tuple.ipv4.daddr, pkt->daddr, 4);
-		tuple.ipv4.sport = bpf_htons(pkt->sport);
-		tuple.ipv4.dport = bpf_htons(pkt->dport);
-		size = sizeof(tuple.ipv4);
-	} else {
-		__builtin_memcpy(tuple.ipv6.saddr, pkt->saddr, 16);
-		__builtin_memcpy(tuple.ipv6.daddr, pkt->daddr, 16);
-		tuple.ipv6.sport = bpf_htons(pkt->sport);
-		tuple.ipv6.dport = bpf_htons(pkt->dport);
-		size = sizeof(tuple.ipv6);
-	}
+	size = fg_packet_tuple(pkt, &tuple);
 	if (tc)
 		ct = bpf_skb_ct_lookup(ctx, &tuple, size, &opts, FG_CT_OPTS_SIZE);
 	else
