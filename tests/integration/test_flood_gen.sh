@@ -201,14 +201,28 @@ EOF
 
 declare -A R
 
+# bounce_on: the checker sends every frame back changed (flood_check.bpf.c:
+# BOUNCE=1 a payload byte written, BOUNCE=2 that and 2 bytes shorter),
+# and a second, unpinned checker on fgA drops them there, so that their pages
+# go back to the generator's pool as XDP frames, the way a SYN proxy's
+# answers do behind a drop on the sender's side.
+bounce_on() {
+	bpftool map update pinned "$PIN_MAPS/fc_bounce" key 0 0 0 0 value "$BOUNCE" 0 0 0 &&
+		ip link set dev fgA xdpdrv obj "$FLOOD_CHECK_OBJ" sec xdp
+}
+
 # flood NAME ARGS...: loads a fresh checker, runs the generator on fgA with
 # --json, and fills R with the summary. Returns the generator's status.
 flood() {
 	local name=$1 rc
 	shift
 	checker_load
+	if [ -n "${BOUNCE:-}" ]; then
+		bounce_on || return 1
+	fi
 	timeout 120 "$FLOOD_GEN" --dev fgA --json "$@" >"$WORK/flood.json" 2>"$WORK/flood.err"
 	rc=$?
+	[ -n "${BOUNCE:-}" ] && ip link set dev fgA xdpdrv off
 	R=()
 	while IFS='=' read -r k v; do
 		R[$k]=$v
@@ -374,6 +388,28 @@ n="explicit MACs"
 if flood "$n" --dst 10.0.0.2 --count 100 --dst-mac 02:00:00:00:00:02 --src-mac 02:00:00:00:00:01; then
 	expect_clean "$n"
 	expect_flow "$n" 02:00:00:00:00:02 02:00:00:00:00:01 4 17 1024 9 100
+fi
+
+# ---- a receiver that answers in place -------------------------------------
+# The kernel hands the generator its pages back with whatever the receiver
+# left there: the frame's bytes and, in the xdp_frame at the page's start,
+# its length. Every frame must still be the template (flood.bpf.c's top
+# comment). The generator cannot stay in the XDP dispatcher while fgA has a
+# native program, hence a warning and slower batches: --count keeps it short.
+
+n="IPv4 UDP frames, receiver writes them"
+if BOUNCE=1 flood "$n" --dst 10.0.0.2 --count 20000; then
+	expect_clean "$n"
+fi
+
+n="IPv4 UDP frames, receiver shortens and writes them"
+if BOUNCE=2 flood "$n" --dst 10.0.0.2 --count 20000; then
+	expect_clean "$n"
+fi
+
+n="IPv4 TCP SYNs, receiver shortens and writes them"
+if BOUNCE=2 flood "$n" --proto tcp --dst 10.0.0.2 --count 20000; then
+	expect_clean "$n"
 fi
 
 # ---- pacing and duration ---------------------------------------------------

@@ -15,10 +15,26 @@
  * the test_run frames carry cfg_cookie as 8 bytes of XDP metadata.
  *
  * The kernel recycles the frame pages without restoring the template, and a
- * receiver (or the stack behind it) may write into them, so every header
- * byte is rewritten from rodata on every frame: Ethernet, IP and L4 headers
- * from cfg_tmpl, then the source address, the TCP sequence number and the
- * checksums. The payload is zeros in the template and is never touched.
+ * receiver (or the stack behind it) may write into them, so every byte of
+ * the frame is rewritten on every frame: Ethernet, IP and L4 headers from
+ * cfg_tmpl, then the source address, the TCP sequence number and the
+ * checksums, and the payload from flood_zeros.
+ *
+ * Nor does the kernel restore the frame's length unless asked to. A page
+ * starts with the xdp_frame that describes it, and a receiver that sends the
+ * frame on (a veth peer's XDP_TX or XDP_REDIRECT) writes its own xdp_frame
+ * there, with the length its program left: floodgate's SYN proxy, say,
+ * turns a 60-byte SYN into a 58-byte SYN-ACK. Back in the pool, the page is
+ * reset only when test_run sees a change (net/bpf/test_run.c: reset_ctx
+ * looks at the xdp_frame's data and flags and at the context, not at the
+ * length), and after a run the xdp_frame is rebuilt from the context only
+ * when the program changed the context (ctx_was_changed). So the next frame
+ * from that page would go out with the receiver's length, 58 bytes for a
+ * 60-byte template, which the receiver then saw as truncated. Dropping the
+ * metadata with bpf_xdp_adjust_meta after the cookie check changes the
+ * context on every frame: test_run then rebuilds the xdp_frame from it
+ * (the template's length, no metadata) after the run, and resets the
+ * context before the page's next frame.
  *
  * Checksums are incremental over sums precomputed by userspace: cfg_l3_sum
  * and cfg_l4_sum are the 16-bit one's complement sums (of native-order
@@ -60,6 +76,11 @@ const volatile __u32 cfg_l4_sum = 0;
 const volatile union flood_tmpl cfg_tmpl;
 
 struct flood_slot slots[FLOOD_MAX_CPUS];
+
+/* The payload of every frame, written over whatever a receiver left in the
+ * page; cfg_payload_len bytes of it (the frame after the headers). */
+const volatile __u32 cfg_payload_len = 0;
+__u8 flood_zeros[FLOOD_MAX_PAYLOAD];
 
 /* The permutation of [0, nsrc) for SHUFFLE, resized and filled (through
  * mmap) by userspace. Elements of an mmapable array are 8 bytes apart, so
@@ -136,6 +157,15 @@ int flood_xdp(struct xdp_md *ctx)
 	/* Not a test_run frame: traffic received while attached. */
 	if (meta + 8 > data || *(__u64 *)meta != cfg_cookie)
 		return XDP_PASS;
+	/* Changes the context, so that test_run rebuilds the frame's length
+	 * from it (see the top of the file); the receiver has no use for the
+	 * cookie either. */
+	if (bpf_xdp_adjust_meta(ctx, 8))
+		return XDP_ABORTED;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	if (cfg_payload_len > FLOOD_MAX_PAYLOAD)
+		return XDP_ABORTED;
 	if (cpu >= FLOOD_MAX_CPUS)
 		return XDP_ABORTED;
 	s = &slots[cpu];
@@ -193,6 +223,10 @@ int flood_xdp(struct xdp_md *ctx)
 		l4_off = ETH_HLEN + 40;
 	}
 
+	if (cfg_payload_len &&
+	    bpf_xdp_store_bytes(ctx, l4_off + (cfg_proto == IPPROTO_TCP ? 20 : 8), flood_zeros,
+				cfg_payload_len))
+		return XDP_ABORTED;
 	if (cfg_proto == IPPROTO_TCP) {
 		w = bpf_htonl((__u32)seq);
 		*(__u32 *)(data + l4_off + 4) = w;

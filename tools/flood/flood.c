@@ -214,6 +214,11 @@ static void put16(__u8 *p, __u16 v)
 	memcpy(p, &v, 2);
 }
 
+/* flood_zeros holds the longest payload: the longest frame's after the
+ * shortest headers (IPv4/UDP). */
+_Static_assert(FLOOD_MAX_FRAME - (ETH_HLEN + 20 + 8) <= FLOOD_MAX_PAYLOAD,
+	       "flood_zeros is shorter than the longest payload");
+
 /* Writes the whole frame (headers for the first source, zero payload) and
  * the template and partial sums the program needs. */
 static void build_frame(const struct flood_opts *o, __u8 *frame, struct flood_bpf__rodata *rd)
@@ -274,6 +279,7 @@ static void build_frame(const struct flood_opts *o, __u8 *frame, struct flood_bp
 	}
 
 	memcpy((void *)rd->cfg_tmpl.b, frame, hlen);
+	rd->cfg_payload_len = o->size - hlen;
 	rd->cfg_family = o->family == AF_INET ? 4 : 6;
 	rd->cfg_proto = (__u8)o->proto;
 	rd->cfg_src_mode = (__u8)o->src_mode;

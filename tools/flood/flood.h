@@ -10,9 +10,10 @@
 
 #include <linux/types.h>
 
-#define FLOOD_MAX_CPUS	  1024	     /* slots[]: CPUs with a higher id are not used */
-#define FLOOD_TMPL_BYTES  80	     /* >= 74, the Ethernet + IPv6 + TCP headers */
-#define FLOOD_MAX_SHUFFLE (1U << 24) /* sources of a shuffled range (64 MiB map) */
+#define FLOOD_MAX_CPUS	  1024	      /* slots[]: CPUs with a higher id are not used */
+#define FLOOD_TMPL_BYTES  80	      /* >= 74, the Ethernet + IPv6 + TCP headers */
+#define FLOOD_MAX_SHUFFLE (1U << 24)  /* sources of a shuffled range (64 MiB map) */
+#define FLOOD_MAX_PAYLOAD (1514 - 42) /* the longest frame, less the shortest headers */
 
 enum flood_src_mode {
 	FLOOD_SRC_SEQ = 0,     /* base + (i mod nsrc) */

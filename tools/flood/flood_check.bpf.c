@@ -7,6 +7,12 @@
  * the TCP SYN fields, a zero payload), counts frames per source and per
  * flow (MACs, ports), and drops them.
  *
+ * With fc_bounce[0] set it instead sends each well-formed frame back out
+ * (XDP_TX) with a payload byte set, and 2 bytes shorter when it is
+ * FC_BOUNCE_SHORTER, as a receiver that answers in place does (floodgate's
+ * SYN proxy): the generator's page pool then gets back pages whose frame is
+ * no longer the template, and the frames it makes of them must still be.
+ *
  * Read the maps with bpftool (the test pins them with `pinmaps`).
  */
 #include <stdbool.h>
@@ -40,6 +46,17 @@ enum fc_counter {
 	FC_SOURCES_FULL = 14, /* frames whose source found no room in fc_sources */
 	FC_NR = 16,
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} fc_bounce SEC(".maps");
+
+#define FC_BOUNCE_MIN	  60 /* the frames long enough to bounce: byte 57 is payload */
+#define FC_BOUNCE_WRITE	  1  /* fc_bounce[0]: the payload byte only */
+#define FC_BOUNCE_SHORTER 2  /* ... and 2 bytes off the frame */
 
 struct fc_source_key {
 	__u8 family; /* 4 or 6 */
@@ -212,6 +229,7 @@ int flood_check(struct xdp_md *ctx)
 	struct fc_source_key src = {};
 	struct ethhdr *eth = data;
 	__u64 now = bpf_ktime_get_ns(), *first;
+	__u32 *bounce;
 	__u32 idx = FC_FIRST_NS;
 
 	count(FC_FRAMES, 1);
@@ -286,7 +304,14 @@ int flood_check(struct xdp_md *ctx)
 	}
 	count_key(&fc_sources, &src);
 	count_key(&fc_flows, &flow);
-	return XDP_DROP;
+	idx = 0;
+	bounce = bpf_map_lookup_elem(&fc_bounce, &idx);
+	if (!bounce || !*bounce || data + FC_BOUNCE_MIN > end)
+		return XDP_DROP;
+	((__u8 *)data)[FC_BOUNCE_MIN - 3] = 0xff;
+	if (*bounce == FC_BOUNCE_SHORTER && bpf_xdp_adjust_tail(ctx, -2))
+		return XDP_DROP;
+	return XDP_TX;
 }
 
 char LICENSE[] SEC("license") = "GPL";
