@@ -121,6 +121,7 @@ enum fg_synproxy_outcome {
 	FG_SYNPROXY_JUDGE,  /* a known connection or a valid cookie: on to the policies */
 	FG_SYNPROXY_DROP,   /* counted where decided */
 	FG_SYNPROXY_ANSWER, /* the frame is now the SYN-ACK: back out where it came in */
+	FG_SYNPROXY_STACK,  /* a SYN it cannot answer here: nftables' synproxy will */
 };
 
 /* A TCP packet to a proxied port: the proxy's. */
@@ -411,12 +412,18 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool 
 		goto malformed;
 	if (l4 > FG_PARSE_MAX_L3_OFFSET + sizeof(struct ipv6hdr))
 		goto malformed;
+	/* Too little tailroom to grow (a small skb from a veth peer's stack,
+	 * generic XDP): the SYN goes on untouched, and the table's synproxy
+	 * statement answers it with the kernel's own cookie, which the ACK
+	 * check here accepts as well. */
 	if (fg_frame_len(ctx, tc) < l4 + sizeof(s->tcp) &&
-	    fg_frame_resize(ctx, tc, l4 + sizeof(s->tcp)))
-		return FG_SYNPROXY_DROP;
+	    fg_frame_resize(ctx, tc, l4 + sizeof(s->tcp))) {
+		gstats->synproxy_to_stack++;
+		return FG_SYNPROXY_STACK;
+	}
 	if (fg_frame_load(ctx, tc, l4 + sizeof(struct tcphdr), s->tcp.options,
 			  sizeof(s->tcp.options)))
-		return FG_SYNPROXY_DROP;
+		goto malformed;
 	if (s->pkt.family == FG_FAMILY_IPV4)
 		cookie = bpf_tcp_raw_gen_syncookie_ipv4(&s->ip.v4, &s->tcp.th, tcp_len);
 	else
@@ -426,7 +433,7 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool 
 	fg_syn_offer(s, tcp_len - sizeof(struct tcphdr));
 	reply_len = fg_synack_tcp(s, (__u32)cookie, &s->offer);
 	if (reply_len > sizeof(s->reply) || fg_synack_ip(s, reply_len))
-		return FG_SYNPROXY_DROP;
+		goto malformed;
 
 	ip_len = s->pkt.family == FG_FAMILY_IPV4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
 	if (fg_frame_load(ctx, tc, 0, s->macs, sizeof(s->macs)) ||
@@ -435,7 +442,7 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool 
 	    fg_frame_store(ctx, tc, s->pkt.l3_offset, &s->ip, ip_len) ||
 	    fg_frame_store(ctx, tc, l4, &s->reply, sizeof(s->reply)) ||
 	    fg_frame_resize(ctx, tc, l4 + reply_len))
-		return FG_SYNPROXY_DROP;
+		goto malformed;
 	gstats->synproxy_synacks++;
 	return FG_SYNPROXY_ANSWER;
 malformed:

@@ -433,6 +433,8 @@ static __always_inline int fg_synproxy_process(void *ctx, bool tc)
 		return FG_SYNACK_SENT;
 	if (outcome == FG_SYNPROXY_DROP)
 		return FG_VERDICT_DROP;
+	if (outcome == FG_SYNPROXY_STACK)
+		return FG_VERDICT_PASS;
 	slot = rt->active_slot & (FG_POLICY_SLOTS - 1);
 	set = bpf_map_lookup_elem(&policy_sets, &slot);
 	if (!set)

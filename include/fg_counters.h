@@ -63,7 +63,10 @@
 	  "Packets to [synproxy] ports of connections conntrack knows, passed on to the policies.") \
 	X(synproxy_malformed, "synproxy_malformed_total",                                          \
 	  "TCP packets to [synproxy] ports it cannot answer or check (bad TCP lengths or "         \
-	  "options, IP options, IPv6 extension headers, fragments), dropped.")
+	  "options, IP options, IPv6 extension headers, fragments), dropped.")                     \
+	X(synproxy_to_stack, "synproxy_to_stack_total",                                            \
+	  "SYNs to [synproxy] ports whose frame cannot grow to hold the SYN-ACK, passed on for "    \
+	  "nftables' synproxy to answer.")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

@@ -19,11 +19,19 @@ tests/integration/test_synproxy.sh and scripts/bench-synflood.sh.
                                     ("yes" or "no"), waits for DIR/go, echoes again
                                     on the same connection and writes DIR/result
                                     ("ok" or "lost")
+  tcp_lab.py syns DEV MAC DST PORT N
+                                    N IPv4 SYNs without TCP options, from random
+                                    sources in 10.0.0.0/9, to DST:PORT, each a
+                                    60-byte frame to MAC sent through DEV's own
+                                    stack (AF_PACKET): small skbs, with little room
+                                    at their end
 """
 import json
 import os
+import random
 import socket
 import socketserver
+import struct
 import sys
 import time
 
@@ -106,7 +114,36 @@ def early(addr, port, folder):
     os.rename(os.path.join(folder, "result.tmp"), os.path.join(folder, "result"))
 
 
-COMMANDS = {"serve": (serve, 2), "connects": (connects, 4), "early": (early, 3)}
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while total >> 16:
+        total = (total & 0xffff) + (total >> 16)
+    return ~total & 0xffff
+
+
+def syns(dev, mac, dst, port, n):
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    sock.bind((dev, 0))
+    src_mac = bytes.fromhex(open("/sys/class/net/%s/address" % dev).read().strip().replace(":", ""))
+    dst_mac = bytes.fromhex(mac.replace(":", ""))
+    daddr = socket.inet_aton(dst)
+    pad = b"\0" * 6  # Ethernet's 60-byte minimum, carried in the IP length
+    for i in range(int(n)):
+        saddr = struct.pack("!I", (10 << 24) | random.getrandbits(23))
+        tcp = struct.pack("!HHIIBBHHH", 1024 + i % 60000, int(port), i, 0, 5 << 4, 0x02,
+                          65535, 0, 0)
+        pseudo = saddr + daddr + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(tcp) + len(pad))
+        tcp = tcp[:16] + struct.pack("!H", checksum(pseudo + tcp + pad)) + tcp[18:]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(pad), 0, 0, 64,
+                         socket.IPPROTO_TCP, 0, saddr, daddr)
+        ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
+        sock.send(dst_mac + src_mac + b"\x08\x00" + ip + tcp + pad)
+
+
+COMMANDS = {"serve": (serve, 2), "connects": (connects, 4), "early": (early, 3),
+            "syns": (syns, 5)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS or \

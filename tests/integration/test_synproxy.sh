@@ -22,6 +22,8 @@
 #       iptables-nft chains), before or after floodgate: connects still
 #       complete, and load, reload and unload leave the other tables as
 #       they were;
+#   (j) a SYN the hook cannot answer (its frame cannot grow) goes on to
+#       nftables' synproxy, counted, never dropped uncounted;
 #   (i) a bulk iperf3 transfer to a protected port keeps its throughput:
 #       the ratio with/without [synproxy], measured in this run, is
 #       printed against the issue's 90% and asserted only >= 50% (see
@@ -268,6 +270,33 @@ check "(c) all $sent forged ACKs are counted as refused cookies (got $refused)" 
 	test "$refused" -eq "$sent"
 check "(c) no forged ACK reached the stack (no reset sent)" \
 	test "$(nstat_value TcpOutRsts)" -eq "$rsts_before"
+
+# (j) SYNs whose frames have too little room at their end to grow into the
+# SYN-ACK (small skbs from the sender's own stack): each is answered at the
+# hook or, counted, passed on to nftables' synproxy, which answers it
+# (/proc/net/stat/synproxy's syn_received); none is dropped uncounted. The
+# kernel's SYN-ACKs to the spoofed sources have no route: not sent.
+synproxy_syn_received() {
+	local n=0 entries received rest
+	while read -r entries received rest; do
+		n=$((n + 0x$received))
+	done < <(tail -n +2 /proc/net/stat/synproxy)
+	echo "$n"
+}
+sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.fgA.rp_filter=0
+synacks_before=$(stat_of synproxy_synacks)
+to_stack_before=$(stat_of synproxy_to_stack)
+received_before=$(synproxy_syn_received)
+ip netns exec "$SENDER_NS" python3 "$TCP_LAB" syns fgB "$FGA_MAC" 10.200.0.1 "$PORT" 2000
+seen() {
+	echo $(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_to_stack) - to_stack_before))
+}
+wait_until 10 test "$(seen)" -ge 2000
+to_stack=$(($(stat_of synproxy_to_stack) - to_stack_before))
+check "(j) each of 2000 option-less SYNs from the sender's stack is answered at the hook or passed on ($((2000 - to_stack)) and $to_stack)" \
+	test "$(seen)" -eq 2000
+check "(j) nftables' synproxy answered those passed on (syn_received +$(($(synproxy_syn_received) - received_before)))" \
+	test "$(($(synproxy_syn_received) - received_before))" -ge "$to_stack"
 
 # (e)
 rejected_before=$(tsecr_rejected)
