@@ -204,12 +204,12 @@ static __always_inline void fg_ban(const struct fg_policy *policy, const struct 
 }
 
 /* What fg_apply_layer (floodgate.bpf.c) returns for a refusal that may ban: the packet is
- * dropped, and fg_process bans its source if it can receive (the socket
+ * dropped, and fg_judge bans its source if it can receive (the socket
  * lookup of that evidence needs the program's context). */
 #define FG_VERDICT_DROP_AND_BAN 2
 
-/* A refusal under action = ban: TCP may ban, once fg_process finds the
- * connection; any other protocol only with ban_unverified = yes. */
+/* A refusal under action = ban: TCP may ban, once fg_judge finds the
+ * evidence; any other protocol only with ban_unverified = yes. */
 static __always_inline int fg_ban_wanted(const struct fg_policy *policy,
 					 const struct fg_packet *pkt,
 					 struct fg_global_stats *gstats)

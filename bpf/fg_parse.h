@@ -19,9 +19,20 @@ struct fg_packet {
 	__u16 sport;	/* host order */
 	__u8 saddr[16];
 	__u8 l3_offset; /* where the IP header starts */
+	/* The source answered a SYN cookie of the proxy (fg_synproxy_ack):
+	 * it receives, which a ban needs (fg_judge). 0 from every parse: the
+	 * entry points zero the struct and the parser never writes it. */
+	__u8 proven;
 	__u32 segments; /* wire packets it stands for: gso_segs at tc, else 1 */
 	__u8 daddr[16]; /* for the socket lookup of a ban's evidence (fg_access.h) */
 };
+
+/* `proven` sits in the padding after l3_offset: the struct is on fg_tc's
+ * stack, whose deepest chain takes all 512 bytes on 6.1, so it must not
+ * grow. */
+_Static_assert(sizeof(struct fg_packet) == 48 &&
+		       __builtin_offsetof(struct fg_packet, segments) == 28,
+	       "struct fg_packet must keep its size and layout");
 
 /* The packet's TCP or UDP 4-tuple as the socket and conntrack lookups take
  * it (fg_access.h, fg_synproxy.h); returns its size for the family. */

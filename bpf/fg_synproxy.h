@@ -495,6 +495,12 @@ fg_synproxy_ack(void *ctx, bool tc, struct fg_synproxy_scratch *s, struct fg_glo
 		return FG_SYNPROXY_DROP;
 	}
 	gstats->synproxy_cookies_accepted++;
+	/* The cookie came back: the source received our SYN-ACK, evidence a
+	 * ban may rely on though no socket holds the connection yet. Not on
+	 * the conntrack path above: conntrack confirms an entry on the first
+	 * packet it lets through, which proves nothing; the socket lookup
+	 * judges those. */
+	s->pkt.proven = 1;
 	return FG_SYNPROXY_JUDGE;
 }
 

@@ -325,7 +325,11 @@ fg_judge(void *ctx, __u32 slot, const struct fg_policy_set *set, const struct fg
 		if (refused == FG_VERDICT_PASS)
 			continue;
 		if (refused == FG_VERDICT_DROP_AND_BAN) {
-			if (pkt->proto != IPPROTO_TCP || fg_tcp_established(ctx, pkt))
+			/* A TCP source has evidence it receives when the SYN
+			 * proxy accepted its cookie (proven), or when the
+			 * packet is on an established connection. */
+			if (pkt->proto != IPPROTO_TCP || pkt->proven ||
+			    fg_tcp_established(ctx, pkt))
 				fg_ban_layer(slot, index, pkt, fg_clock_now(clock));
 			else
 				gstats->bans_unverified++;

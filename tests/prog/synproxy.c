@@ -564,3 +564,108 @@ FG_PROG_TEST(test_synproxy_settings_read_back)
 	assert_int_equal(params.timestamps, 1);
 	floodgate_bpf__destroy(skel);
 }
+
+#define BAN_TCP                                                                                    \
+	"[policy b]\nmatch = tcp\nper = src/32 src/128\nrate = 1/s\nburst = 1\naction = ban 10s\n"
+
+static bool banned(struct floodgate_bpf *skel, int family, const char *addr)
+{
+	struct fg_src_lpm_key key = {.prefixlen = FG_SRC_LPM_HEADER_BITS + (family == 4 ? 32 : 128),
+				     .family = family};
+	struct fg_ban ban;
+
+	inet_pton(family == 4 ? AF_INET : AF_INET6, addr, key.addr);
+	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.bans), &key, &ban);
+}
+
+/* A valid cookie is evidence the source receives (it answered our
+ * SYN-ACK), though its connection is no socket yet: an ACK with one that
+ * a ban policy refuses bans its source, at both hooks. A forged cookie
+ * never reaches the policies; a refused ACK to a port the proxy leaves
+ * alone, with no socket behind it, or one of a connection conntrack has
+ * confirmed (the ct_confirm fixture), bans no one (bans_unverified). */
+FG_PROG_TEST(test_synproxy_cookie_is_ban_evidence)
+{
+	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22 BAN_TCP, FG_SKEL_EVERY_PROG);
+	struct ct_confirm_bpf *ct = ct_confirm_bpf__open_and_load();
+	uint8_t frame[64] = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+	int tc = bpf_program__fd(skel->progs.fg_tc);
+	struct segment syn4 = {.family = 4, .dport = 22, .flags = TCP_SYN, .seq = 7};
+	struct segment syn6 = {.family = 6, .dport = 22, .flags = TCP_SYN, .seq = 7};
+	struct segment ack4, ack6, forged, other_port, known;
+	char src[INET_ADDRSTRLEN];
+	struct fg_global_stats g;
+	struct reply r;
+
+	run_segment(xdp_fd(skel), &syn4, &r);
+	assert_int_equal(r.verdict, XDP_TX);
+	ack4 = echo_of(&syn4, synack_of(&r, &syn4), 0);
+	run_segment(tc, &syn6, &r);
+	assert_int_equal(r.verdict, TC_ACT_REDIRECT);
+	ack6 = echo_of(&syn6, synack_of(&r, &syn6), 0);
+	/* The first valid ACK is within the burst; the second is refused,
+	 * and bans. */
+	run_segment(xdp_fd(skel), &ack4, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	run_segment(xdp_fd(skel), &ack4, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_true(banned(skel, 4, "10.0.0.1"));
+	run_segment(tc, &ack6, &r);
+	assert_int_equal(r.verdict, TC_ACT_OK);
+	run_segment(tc, &ack6, &r);
+	assert_int_equal(r.verdict, TC_ACT_SHOT);
+	assert_true(banned(skel, 6, "2001:db8:2::1"));
+	g = global_stats(skel);
+	assert_int_equal(g.bans_added, 2);
+	assert_int_equal(g.bans_unverified, 0);
+	assert_int_equal(g.synproxy_cookies_accepted, 4);
+
+	/* A forged cookie is dropped by the proxy, uncharged. */
+	forged = ack4;
+	forged.src = "10.0.0.2";
+	forged.ack_seq ^= 0x00ff0000;
+	run_segment(xdp_fd(skel), &forged, &r);
+	run_segment(xdp_fd(skel), &forged, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_false(banned(skel, 4, "10.0.0.2"));
+	/* An ACK to a port the proxy leaves alone, no socket behind it. */
+	other_port = forged;
+	other_port.src = "10.0.0.3";
+	other_port.dport = 23;
+	run_segment(xdp_fd(skel), &other_port, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	run_segment(xdp_fd(skel), &other_port, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_false(banned(skel, 4, "10.0.0.3"));
+	g = global_stats(skel);
+	assert_int_equal(g.synproxy_cookies_refused, 2);
+	assert_int_equal(g.bans_unverified, 1);
+
+	/* A connection conntrack confirmed passes the proxy without a
+	 * cookie, which proves nothing about its source. */
+	assert_non_null(ct);
+	/* Not test_synproxy_passes_known_connections' source, whose entry
+	 * may still be in the table. */
+	snprintf(src, sizeof(src), "10.1.%d.%d", 100 + getpid() % 100, 1 + getpid() % 250);
+	inet_pton(AF_INET, src, &ct->bss->tuple.ipv4.saddr);
+	inet_pton(AF_INET, "192.0.2.1", &ct->bss->tuple.ipv4.daddr);
+	ct->bss->tuple.ipv4.sport = htons(40000);
+	ct->bss->tuple.ipv4.dport = htons(22);
+	ct->bss->tuple_size = sizeof(ct->bss->tuple.ipv4);
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(ct->progs.ct_confirm), &opts), 0);
+	assert_int_equal(opts.retval, 0);
+	known = (struct segment){.family = 4, .src = src, .dport = 22, .flags = TCP_ACK, .seq = 5};
+	run_segment(xdp_fd(skel), &known, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	run_segment(xdp_fd(skel), &known, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_false(banned(skel, 4, src));
+	g = global_stats(skel);
+	assert_int_equal(g.synproxy_established, 2);
+	assert_int_equal(g.bans_unverified, 2);
+	assert_int_equal(g.bans_added, 2);
+	ct_confirm_bpf__destroy(ct);
+	floodgate_bpf__destroy(skel);
+}
