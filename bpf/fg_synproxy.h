@@ -501,6 +501,10 @@ fg_synproxy_ack(void *ctx, bool tc, struct fg_synproxy_scratch *s, struct fg_glo
 	 * packet it lets through, which proves nothing; the socket lookup
 	 * judges those. */
 	s->pkt.proven = 1;
+	/* The new connection the policies see: a policy that matches `syn`
+	 * judges this ACK in place of the SYN the proxy answered (and never
+	 * charged), so its per-source limit on new connections holds. */
+	s->pkt.is_syn = 1;
 	return FG_SYNPROXY_JUDGE;
 }
 

@@ -400,6 +400,30 @@ FG_PROG_TEST(test_synproxy_charges_the_ack_not_the_syn)
 	floodgate_bpf__destroy(skel);
 }
 
+/* A policy on new connections (`syn`) judges the ACK with a valid cookie
+ * in place of the SYN it never sees: the second new connection from one
+ * source is over a burst of 1. A packet conntrack knows is not new. */
+FG_PROG_TEST(test_synproxy_cookie_ack_is_the_new_connection)
+{
+	struct floodgate_bpf *skel = load_synproxy(
+		SYNPROXY_22 "[policy ssh]\nmatch = tcp dport 22 syn\nrate = 1/s\nburst = 1\n",
+		FG_SKEL_XDP);
+	struct segment syn = {.family = 4, .dport = 22, .flags = TCP_SYN, .seq = 7};
+	struct segment ack;
+	struct reply r;
+
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_TX);
+	ack = echo_of(&syn, synack_of(&r, &syn), 0);
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 2);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, 1);
+	floodgate_bpf__destroy(skel);
+}
+
 /* Bad TCP never gets a SYN-ACK and never crashes: a header shorter than
  * 20 bytes, options past the packet's end, a SYN with RST; each dropped
  * and counted. So are the headers the proxy cannot turn around: IPv4
