@@ -523,6 +523,23 @@ FG_PROG_TEST(test_synproxy_loads_only_when_asked)
 	floodgate_bpf__destroy(skel);
 }
 
+/* Puts the connection SRC:40000 -> 192.0.2.1:22 in conntrack's table of
+ * the test's network namespace, confirmed, through the ct_confirm fixture. */
+static void confirm_connection(struct ct_confirm_bpf *ct, const char *src)
+{
+	uint8_t frame[64] = {0};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
+		    .repeat = 1);
+
+	inet_pton(AF_INET, src, &ct->bss->tuple.ipv4.saddr);
+	inet_pton(AF_INET, "192.0.2.1", &ct->bss->tuple.ipv4.daddr);
+	ct->bss->tuple.ipv4.sport = htons(40000);
+	ct->bss->tuple.ipv4.dport = htons(22);
+	ct->bss->tuple_size = sizeof(ct->bss->tuple.ipv4);
+	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(ct->progs.ct_confirm), &opts), 0);
+	assert_int_equal(opts.retval, 0);
+}
+
 /* A packet of a connection conntrack has confirmed needs no cookie: it
  * goes on to the policies, at both hooks. The connection is put in the
  * table of the test's network namespace for a second, from a source of
@@ -531,25 +548,16 @@ FG_PROG_TEST(test_synproxy_passes_known_connections)
 {
 	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22, FG_SKEL_EVERY_PROG);
 	struct ct_confirm_bpf *ct = ct_confirm_bpf__open_and_load();
-	uint8_t frame[64] = {0};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
-		    .repeat = 1);
 	char src[INET_ADDRSTRLEN];
 	struct segment ack = {.family = 4, .src = src, .dport = 22, .flags = TCP_ACK, .seq = 5};
 	struct reply r;
 
 	assert_non_null(ct);
 	snprintf(src, sizeof(src), "10.0.%d.%d", 100 + getpid() % 100, 1 + getpid() % 250);
-	inet_pton(AF_INET, src, &ct->bss->tuple.ipv4.saddr);
-	inet_pton(AF_INET, "192.0.2.1", &ct->bss->tuple.ipv4.daddr);
-	ct->bss->tuple.ipv4.sport = htons(40000);
-	ct->bss->tuple.ipv4.dport = htons(22);
-	ct->bss->tuple_size = sizeof(ct->bss->tuple.ipv4);
 
 	run_segment(xdp_fd(skel), &ack, &r);
 	assert_int_equal(r.verdict, XDP_DROP);
-	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(ct->progs.ct_confirm), &opts), 0);
-	assert_int_equal(opts.retval, 0);
+	confirm_connection(ct, src);
 	run_segment(xdp_fd(skel), &ack, &r);
 	assert_int_equal(r.verdict, XDP_PASS);
 	run_segment(bpf_program__fd(skel->progs.fg_tc), &ack, &r);
@@ -612,9 +620,6 @@ FG_PROG_TEST(test_synproxy_cookie_is_ban_evidence)
 {
 	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22 BAN_TCP, FG_SKEL_EVERY_PROG);
 	struct ct_confirm_bpf *ct = ct_confirm_bpf__open_and_load();
-	uint8_t frame[64] = {0};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = sizeof(frame),
-		    .repeat = 1);
 	int tc = bpf_program__fd(skel->progs.fg_tc);
 	struct segment syn4 = {.family = 4, .dport = 22, .flags = TCP_SYN, .seq = 7};
 	struct segment syn6 = {.family = 6, .dport = 22, .flags = TCP_SYN, .seq = 7};
@@ -673,13 +678,7 @@ FG_PROG_TEST(test_synproxy_cookie_is_ban_evidence)
 	/* Not test_synproxy_passes_known_connections' source, whose entry
 	 * may still be in the table. */
 	snprintf(src, sizeof(src), "10.1.%d.%d", 100 + getpid() % 100, 1 + getpid() % 250);
-	inet_pton(AF_INET, src, &ct->bss->tuple.ipv4.saddr);
-	inet_pton(AF_INET, "192.0.2.1", &ct->bss->tuple.ipv4.daddr);
-	ct->bss->tuple.ipv4.sport = htons(40000);
-	ct->bss->tuple.ipv4.dport = htons(22);
-	ct->bss->tuple_size = sizeof(ct->bss->tuple.ipv4);
-	assert_int_equal(bpf_prog_test_run_opts(bpf_program__fd(ct->progs.ct_confirm), &opts), 0);
-	assert_int_equal(opts.retval, 0);
+	confirm_connection(ct, src);
 	known = (struct segment){.family = 4, .src = src, .dport = 22, .flags = TCP_ACK, .seq = 5};
 	run_segment(xdp_fd(skel), &known, &r);
 	assert_int_equal(r.verdict, XDP_PASS);
