@@ -57,6 +57,10 @@ __u64 fg_test_coarse_lag_ns = 0;
 /* Refusals answered from the `refusals` cache, counted under fg_test_clock
  * only, so a test can check that the cache serves. */
 __u64 fg_test_cached_refusals = 0;
+/* Packets of proxied ports passed as known connections from the
+ * synproxy_flows cache, without a conntrack lookup; under fg_test_clock
+ * only. */
+__u64 fg_test_known_flows = 0;
 
 /* `floodgate replay` only: a captured frame's length on the wire, which is
  * what byte costs and byte counters use when the capture kept fewer bytes

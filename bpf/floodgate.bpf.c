@@ -379,9 +379,14 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 	gstats->parsed++;
 
 	/* A SYN proves nothing and is not charged: the proxy answers it, and
-	 * judges the rest of the port's traffic before the policies do. */
-	if (fg_synproxy_wanted(pkt))
-		fg_synproxy_hand_off(ctx, skb != NULL, pkt, pkt_len);
+	 * judges the rest of the port's traffic before the policies do, but
+	 * for the connections this CPU has just found in conntrack. */
+	if (fg_synproxy_wanted(pkt)) {
+		if (!pkt->is_syn && fg_synproxy_known_flow(pkt))
+			gstats->synproxy_established++;
+		else
+			fg_synproxy_hand_off(ctx, skb != NULL, pkt, pkt_len);
+	}
 	return fg_judge(ctx, slot, set, pkt, pkt_len, &clock, gstats);
 }
 

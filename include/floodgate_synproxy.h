@@ -34,6 +34,28 @@
  * and what a client's larger offer counts as. */
 #define FG_SYNPROXY_MAX_WSCALE 14
 
+/* The datapath's cache of the connections conntrack confirmed
+ * (bpf/fg_synproxy.h, synproxy_flows): slots a CPU, and how long an entry
+ * serves after the conntrack lookup that wrote it. */
+#define FG_SYNPROXY_FLOW_SLOTS 4096
+#define FG_SYNPROXY_FLOW_NS    1000000000ULL
+
+/* A connection's slot in synproxy_flows: its addresses as four words each
+ * (an IPv4 address in the first, the rest 0), ports in host order. Here
+ * so that a test can find two connections that share a slot. */
+static inline __u32 fg_synproxy_flow_slot_of(const __u32 saddr[4], const __u32 daddr[4],
+					     __u16 sport, __u16 dport)
+{
+	__u32 hash = ((__u32)sport << 16 | dport) * 0x9e3779b1, i;
+
+	for (i = 0; i < 4; i++) {
+		hash = (hash ^ saddr[i]) * 0x9e3779b1;
+		hash = (hash ^ daddr[i]) * 0x9e3779b1;
+	}
+	_Static_assert(FG_SYNPROXY_FLOW_SLOTS == 1 << 12, "slot = the hash's top 12 bits");
+	return hash >> 20;
+}
+
 /* One option word of the SYN-ACK, as it goes on the wire. */
 struct fg_tcp_option_word {
 	__u8 bytes[4];

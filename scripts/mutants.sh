@@ -137,6 +137,14 @@ mutant bans-put-unflagged user/ops/bans.c '^test_prog$' \
 	$'int err = fg_runtime_mark_bans(pinned->maps.runtime);\n\n\tif (err)\n\t\treturn err;\n\tif (bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY))\n\t\treturn -errno;\n\treturn fg_runtime_mark_bans(pinned->maps.runtime);' \
 	'return bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY) ? -errno : 0;' \
 	"fg_bans_put writes a ban without setting bans_may_exist (before or after): the datapath skips the trie"
+mutant synproxy-flow-any-tuple bpf/fg_synproxy.h '^test_prog$' \
+	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_now() >= flow->until_ns)' \
+	'if (!flow || fg_coarse_now() >= flow->until_ns)' \
+	"the proxy's cache of known connections passes any packet whose connection shares a slot with one"
+mutant synproxy-flow-forever bpf/fg_synproxy.h '^test_prog$' \
+	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_now() >= flow->until_ns)' \
+	'if (!flow || !fg_synproxy_flow_is(flow, pkt))' \
+	"a connection the proxy found in conntrack passes from its cache for ever, not for a second"
 mutant synproxy-open-connections-cut user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
 	'fg_ct_seed_established(conf, err) < 0' \
 	'(0 && fg_ct_seed_established(conf, err) < 0)' \

@@ -569,6 +569,88 @@ FG_PROG_TEST(test_synproxy_passes_known_connections)
 	floodgate_bpf__destroy(skel);
 }
 
+/* Writes to `sharer` an address of 10.3.0.0/16 whose connection from
+ * port 40000 to 192.0.2.1:22 (confirm_connection's) takes the same
+ * synproxy_flows slot as `src`'s. */
+static void find_slot_sharer(const char *src, char *sharer)
+{
+	__u32 saddr[4] = {0}, daddr[4] = {0}, other[4] = {0}, slot, i;
+
+	inet_pton(AF_INET, src, &saddr[0]);
+	inet_pton(AF_INET, "192.0.2.1", &daddr[0]);
+	slot = fg_synproxy_flow_slot_of(saddr, daddr, 40000, 22);
+	for (i = 0; i < 65536; i++) {
+		other[0] = htonl(0x0a030000 | i);
+		if (fg_synproxy_flow_slot_of(other, daddr, 40000, 22) == slot)
+			break;
+	}
+	assert_true(i < 65536);
+	inet_ntop(AF_INET, &other[0], sharer, INET_ADDRSTRLEN);
+}
+
+/* This CPU remembers a connection conntrack confirmed for
+ * FG_SYNPROXY_FLOW_NS (bpf/fg_synproxy.h, synproxy_flows): its next
+ * packets pass at either hook without the lookup, then the lookup comes
+ * back; a connection not looked up is never served from the cache, and
+ * a SYN never is. */
+FG_PROG_TEST(test_synproxy_remembers_known_connections)
+{
+	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22, FG_SKEL_EVERY_PROG);
+	struct ct_confirm_bpf *ct = ct_confirm_bpf__open_and_load();
+	cpu_set_t all = stay_on_cpu0(); /* the cache is per CPU */
+	char src[INET_ADDRSTRLEN], stranger[INET_ADDRSTRLEN];
+	struct segment ack = {.family = 4, .src = src, .dport = 22, .flags = TCP_ACK, .seq = 5};
+	struct segment unknown = ack, syn = ack;
+	struct reply r;
+
+	assert_non_null(ct);
+	/* Sources of this run's own, unlike the other tests' (their entries
+	 * may still be in the table); the entry outlives any slow moment of
+	 * the test, so every miss below is the cache's, not conntrack's. */
+	snprintf(src, sizeof(src), "10.2.%d.%d", 100 + getpid() % 100, 1 + getpid() % 250);
+	/* A stranger whose connection shares the slot: only the tuple tells
+	 * them apart. */
+	find_slot_sharer(src, stranger);
+	unknown.src = stranger;
+	syn.flags = TCP_SYN;
+	ct->data->timeout_ms = 60000;
+	confirm_connection(ct, src);
+
+	run_segment(xdp_fd(skel), &ack, &r); /* looked up, remembered */
+	assert_int_equal(r.verdict, XDP_PASS);
+	assert_int_equal(skel->bss->fg_test_known_flows, 0);
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	run_segment(bpf_program__fd(skel->progs.fg_tc), &ack, &r);
+	assert_int_equal(r.verdict, TC_ACT_OK);
+	skel->bss->fg_test_now_ns = T0 + FG_SYNPROXY_FLOW_NS - 1;
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	assert_int_equal(skel->bss->fg_test_known_flows, 3);
+	assert_int_equal(global_stats(skel).synproxy_established, 4);
+
+	/* A second on: looked up again, and remembered again. */
+	skel->bss->fg_test_now_ns = T0 + FG_SYNPROXY_FLOW_NS;
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	assert_int_equal(skel->bss->fg_test_known_flows, 3);
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(skel->bss->fg_test_known_flows, 4);
+	assert_int_equal(global_stats(skel).synproxy_established, 6);
+
+	run_segment(xdp_fd(skel), &unknown, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_int_equal(global_stats(skel).synproxy_cookies_refused, 1);
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_TX);
+	assert_int_equal(global_stats(skel).synproxy_synacks, 1);
+	assert_int_equal(skel->bss->fg_test_known_flows, 4);
+
+	sched_setaffinity(0, sizeof(all), &all);
+	ct_confirm_bpf__destroy(ct);
+	floodgate_bpf__destroy(skel);
+}
+
 /* `status` reads the settings back from the running proxy's read-only
  * data (maps/skeleton.c), and prints its ports as the config wrote them. */
 FG_PROG_TEST(test_synproxy_settings_read_back)
