@@ -172,6 +172,16 @@ static __always_inline void fg_synproxy_remember_flow(const struct fg_packet *pk
 	flow->until_ns = fg_coarse_now() + FG_SYNPROXY_FLOW_NS;
 }
 
+/* Each CPU's TAT of its share of the cap on SYN-ACKs (fg_synproxy.synacks,
+ * config key `synacks`). Not pinned: the settings live in the program,
+ * and a new program starts with a full bucket. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} synack_budget SEC(".maps");
+
 /* One prog array per hook: the kernel ties a prog array to the program
  * type of the first program that uses it. Entry 0 is the hook's proxy,
  * which the loader puts there (user/maps/skeleton.c); empty, fg_process
@@ -476,6 +486,26 @@ static __always_inline int fg_synack_ip(struct fg_synproxy_scratch *s, __u32 tcp
  * fixed size (6.1's verifier refuses a read as long as the header says);
  * the SYN-ACK is written over the SYN and the frame cut to its length.
  */
+/* May this CPU send one more SYN-ACK under `synacks`? Each one goes to
+ * whatever address the SYN claimed: under a spoofed flood, to the flood's
+ * victims. The coarse clock is enough for a cap (it lags by a tick at
+ * most: a tick's worth of SYN-ACKs late, never early). */
+static __always_inline bool fg_synack_allowed(void)
+{
+	struct fg_gcra_params cap = {.interval_fp = fg_synproxy.synacks.interval_fp,
+				     .tolerance_ns = fg_synproxy.synacks.tolerance_ns};
+	__u32 zero = 0;
+	__u64 *tat, next;
+
+	if (!cap.interval_fp)
+		return true;
+	tat = bpf_map_lookup_elem(&synack_budget, &zero);
+	if (!tat || !fg_gcra_admit(&cap, *tat, fg_coarse_now(), 1, &next))
+		return false;
+	*tat = next;
+	return true;
+}
+
 static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool tc,
 								struct fg_synproxy_scratch *s,
 								__u32 l4,
@@ -489,6 +519,11 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool 
 		goto malformed;
 	if (l4 > FG_PARSE_MAX_L3_OFFSET + sizeof(struct ipv6hdr))
 		goto malformed;
+	/* Before the hand-off below too: nftables' synproxy would answer. */
+	if (!fg_synack_allowed()) {
+		gstats->synproxy_synacks_capped++;
+		return FG_SYNPROXY_DROP;
+	}
 	/* Too little tailroom to grow (a small skb from a veth peer's stack,
 	 * generic XDP): the SYN goes on untouched, and the table's synproxy
 	 * statement answers it with the kernel's own cookie, which the ACK

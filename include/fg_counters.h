@@ -66,7 +66,9 @@
 	  "options, IP options, IPv6 extension headers, fragments), dropped.")                     \
 	X(synproxy_to_stack, "synproxy_to_stack_total",                                            \
 	  "SYNs to [synproxy] ports whose frame cannot grow to hold the SYN-ACK, passed on for "    \
-	  "nftables' synproxy to answer.")
+	  "nftables' synproxy to answer.")                                                         \
+	X(synproxy_synacks_capped, "synproxy_synacks_capped_total",                                \
+	  "SYNs to [synproxy] ports past its synacks cap, dropped unanswered.")
 
 #define FG_HELP_POLICY_PACKETS "Packets by verdict: passed, dropped, would_drop (monitor; also in passed)."
 #define FG_HELP_POLICY_BYTES   "Bytes by verdict: passed, dropped, would_drop (monitor; also in passed)."

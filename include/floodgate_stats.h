@@ -22,6 +22,6 @@ struct fg_global_stats {
 };
 
 _Static_assert(sizeof(struct fg_policy_stats) == 64, "fg_policy_stats");
-_Static_assert(sizeof(struct fg_global_stats) == 224, "fg_global_stats");
+_Static_assert(sizeof(struct fg_global_stats) == 232, "fg_global_stats");
 
 #endif /* FLOODGATE_STATS_H */

@@ -10,6 +10,8 @@
 
 #include <linux/types.h>
 
+#include "floodgate_policy.h"
+
 /* TCP option kinds and lengths (RFC 9293, RFC 7323, RFC 2018). */
 #define FG_TCPOPT_EOL	     0
 #define FG_TCPOPT_NOP	     1
@@ -64,6 +66,10 @@ struct fg_tcp_option_word {
 struct fg_synproxy_params {
 	/* Bit p of word p / 64: TCP destination port p is proxied. */
 	__u64 ports[FG_SYNPROXY_PORT_WORDS];
+	/* synacks: each CPU's share of the cap on SYN-ACKs (the configured
+	 * rate split over the CPUs online at load, burst COUNT likewise);
+	 * interval_fp 0 = no cap. */
+	struct fg_gcra_params synacks;
 	struct fg_tcp_option_word mss4;	  /* MSS, for IPv4 clients */
 	struct fg_tcp_option_word mss6;	  /* MSS, for IPv6 clients */
 	struct fg_tcp_option_word wscale; /* NOP, window scale */
@@ -77,7 +83,7 @@ struct fg_synproxy_params {
 	__u8 pad;
 };
 
-_Static_assert(sizeof(struct fg_synproxy_params) == 8 * FG_SYNPROXY_PORT_WORDS + 24,
+_Static_assert(sizeof(struct fg_synproxy_params) == 8 * FG_SYNPROXY_PORT_WORDS + 40,
 	       "fg_synproxy_params");
 
 #endif /* FLOODGATE_SYNPROXY_H */

@@ -145,6 +145,10 @@ mutant synproxy-flow-forever bpf/fg_synproxy.h '^test_prog$' \
 	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_now() >= flow->until_ns)' \
 	'if (!flow || !fg_synproxy_flow_is(flow, pkt))' \
 	"a connection the proxy found in conntrack passes from its cache for ever, not for a second"
+mutant synproxy-synacks-uncapped bpf/fg_synproxy.h '^test_prog$' \
+	'if (!fg_synack_allowed()) {' \
+	'if (0 && !fg_synack_allowed()) {' \
+	"synacks caps nothing: the proxy answers every SYN of a spoofed flood"
 mutant synproxy-open-connections-cut user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
 	'fg_ct_seed_established(conf, err) < 0' \
 	'(0 && fg_ct_seed_established(conf, err) < 0)' \

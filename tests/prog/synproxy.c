@@ -16,6 +16,7 @@
 
 #include "ct_confirm.skel.h"
 #include "fixtures.h"
+#include "policy/policy.h"
 #include "policy/synproxy.h"
 
 #define SYNPROXY_22 "[synproxy]\nports = 22, 8000-8080\n"
@@ -648,6 +649,50 @@ FG_PROG_TEST(test_synproxy_remembers_known_connections)
 
 	sched_setaffinity(0, sizeof(all), &all);
 	ct_confirm_bpf__destroy(ct);
+	floodgate_bpf__destroy(skel);
+}
+
+/* synacks caps the SYN-ACKs each CPU sends at its share of the rate, with
+ * its share of the burst: with 10 a second per CPU, a CPU answers 10
+ * SYNs at once, drops and counts the rest, and answers one more each
+ * 100 ms (include/fg_gcra.h: exactly `burst` fit, then one per interval). */
+FG_PROG_TEST(test_synproxy_caps_synacks)
+{
+	int ncpus = fg_online_cpus(), i, answered = 0;
+	cpu_set_t all = stay_on_cpu0(); /* the cap's buckets are per CPU */
+	char config[128];
+	struct floodgate_bpf *skel;
+	struct segment syn = {.family = 4,
+			      .dport = 22,
+			      .flags = TCP_SYN,
+			      .seq = 1,
+			      .options = linux_syn_options,
+			      .options_len = sizeof(linux_syn_options)};
+	struct reply r;
+
+	snprintf(config, sizeof(config), "[synproxy]\nports = 22\nsynacks = %d/s\n", 10 * ncpus);
+	skel = load_synproxy(config, FG_SKEL_XDP);
+	for (i = 0; i < 12; i++) {
+		run_segment(xdp_fd(skel), &syn, &r);
+		answered += r.verdict == XDP_TX;
+		assert_true(r.verdict == XDP_TX || r.verdict == XDP_DROP);
+	}
+	assert_int_equal(answered, 10);
+	assert_int_equal(global_stats(skel).synproxy_synacks, 10);
+	assert_int_equal(global_stats(skel).synproxy_synacks_capped, 2);
+
+	skel->bss->fg_test_now_ns = T0 + 100 * 1000000ULL - 1;
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	skel->bss->fg_test_now_ns = T0 + 100 * 1000000ULL;
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_TX);
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	assert_int_equal(global_stats(skel).synproxy_synacks, 11);
+	assert_int_equal(global_stats(skel).synproxy_synacks_capped, 4);
+
+	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
 

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "config/config.h"
+#include "fg_gcra.h"
 #include "policy/policy.h"
 #include "policy/synproxy.h"
 #include "ops/steps.h"
@@ -911,6 +912,14 @@ static void test_synproxy_compile(void **state)
 	assert_int_equal(params.enabled, 1);
 	assert_int_equal(params.sack, 0);
 	assert_int_equal(params.timestamps, 1);
+	assert_int_equal(params.synacks.interval_fp, 0); /* synacks = off by default */
+
+	/* synacks: each online CPU gets its share of the rate and the burst. */
+	parse_ok("synacks", "[synproxy]\nports = 22\nsynacks = 1000/s\n");
+	fg_synproxy_compile(&cfg.synproxy, &params);
+	assert_int_equal(fg_gcra_cost_ns(params.synacks.interval_fp, 1),
+			 1000000ULL * fg_online_cpus());
+	assert_int_equal(params.synacks.tolerance_ns, 1000 * 1000000ULL);
 
 	/* No section: the proxy is off, and nothing else is set. */
 	parse_ok("no section", POLR);
@@ -937,7 +946,7 @@ static void test_errors_synproxy(void **state)
 		 NULL},
 		{"[synproxy]\nports = 22\nrate = 1/s\n", 3, NULL,
 		 "t.conf:3: unknown key 'rate' in [synproxy] (expected one of: ports, mss, mss6, "
-		 "wscale, sack, timestamps)\n"},
+		 "wscale, sack, timestamps, synacks)\n"},
 		{"[synproxy]\nports = ssh\n", 2, NULL,
 		 "t.conf:2: bad port 'ssh' in ports list (expected PORT or LO-HI such as 22 or "
 		 "8000-8080)\n"},
@@ -954,6 +963,10 @@ static void test_errors_synproxy(void **state)
 		{"[synproxy]\nports = 22\nwscale = -1\n", 3, "bad wscale", NULL},
 		{"[synproxy]\nports = 22\nsack = maybe\n", 3, "bad sack 'maybe'", NULL},
 		{"[synproxy]\nports = 22\ntimestamps = on\n", 3, "bad timestamps 'on'", NULL},
+		{"[synproxy]\nports = 22\nsynacks = 0/s\n", 3, NULL,
+		 "t.conf:3: bad synacks '0/s' (expected off, or a rate of SYN-ACKs such as "
+		 "100000/s)\n"},
+		{"[synproxy]\nports = 22\nsynacks = lots\n", 3, "bad synacks 'lots'", NULL},
 		{"[synproxy]\nports = 22\n[policy p]\nmatch = any\n", 3, "policy 'p' has no 'rate'",
 		 NULL},
 		{"[synproxies]\n", 1, NULL,

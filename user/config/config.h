@@ -120,6 +120,8 @@ struct fg_synproxy_conf {
 	__u8 wscale;
 	bool sack;
 	bool timestamps;
+	__u64 synacks_count; /* SYN-ACKs a period, machine-wide (burst too); 0 = no cap */
+	__u64 synacks_period_ns;
 };
 
 struct fg_policy_conf {

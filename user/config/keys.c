@@ -110,6 +110,11 @@ static const struct fg_rate_or_off new_sources = {
 	.example = "a rate of new sources such as 50000/s",
 	.period_offset = offsetof(struct fg_config, new_sources_period_ns),
 };
+static const struct fg_rate_or_off synacks = {
+	.max = FG_MAX_PACKET_RATE_PER_S,
+	.example = "a rate of SYN-ACKs such as 100000/s",
+	.period_offset = offsetof(struct fg_synproxy_conf, synacks_period_ns),
+};
 static const struct fg_rate_or_off events = {
 	.max = FG_MAX_EVENTS_PER_S,
 	.example = "a rate of events such as 100/s, up to 1000000/s",
@@ -294,6 +299,10 @@ const struct fg_key fg_keys[] = {
 	 .example = "no"},
 	{"timestamps", SYNPROXY(timestamps), .type = &fg_type_choice, .arg = &yes_no,
 	 .default_value = "yes", .example = "no"},
+	/* Not the SYN-ACKs' options: how many spoofed SYNs may make the host
+	 * answer their victims. */
+	{"synacks", SYNPROXY(synacks_count), .type = &fg_type_rate_or_off, .arg = &synacks,
+	 .default_value = "off", .example = "100000/s"},
 
 	/* Feed files of [allow] and [deny] (config/feedfile.c), read when the
 	 * policy is compiled; file_errors applies to the section's files. */

@@ -230,8 +230,12 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	skel->rodata->fg_test_clock = opts->test_clock;
 	skel->rodata->fg_test_naive_update = opts->naive_update;
 	skel->rodata->fg_bench_source_mask = opts->bench_source_mask;
-	fg_synproxy_compile(&cfg->synproxy,
-			    (struct fg_synproxy_params *)&skel->rodata->fg_synproxy);
+	if (fg_synproxy_compile(&cfg->synproxy,
+				(struct fg_synproxy_params *)&skel->rodata->fg_synproxy)) {
+		floodgate_bpf__destroy(skel);
+		errno = EINVAL;
+		return NULL;
+	}
 	set_autoload(skel, opts->progs, cfg->synproxy.enabled);
 	share_xdp_attach_type(skel);
 	return skel;

@@ -164,13 +164,7 @@ int fg_online_cpus(void)
 	return online < 1 ? 1 : (int)online;
 }
 
-/* A per-CPU bucket of `burst` at COUNT/PERIOD for the whole machine (the
- * new-source budget, the event budget): each online CPU gets rate/ncpus
- * with burst/ncpus, its interval being ncpus times the configured one and
- * its tolerance (burst x interval) unchanged. CPUs brought online later get
- * a share too (the per-CPU map has every possible CPU), until the next
- * reload splits the budget again. COUNT 0 leaves it off. */
-static int compile_budget(__u64 count, __u64 period_ns, __u64 burst, struct fg_budget *budget)
+int fg_budget_compile(__u64 count, __u64 period_ns, __u64 burst, struct fg_budget *budget)
 {
 	const __u64 max_interval = ~0ULL - (1ULL << (FG_GCRA_FRAC_BITS - 1));
 	int ncpus = fg_online_cpus();
@@ -253,10 +247,10 @@ int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *
 		return -ENOMEM;
 	set->access_prefixes = out->access.n;
 	set->allow_prefixes = out->access.n_allow;
-	if (compile_budget(cfg->new_sources_count, cfg->new_sources_period_ns,
+	if (fg_budget_compile(cfg->new_sources_count, cfg->new_sources_period_ns,
 			   cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
 			   &out->budget) ||
-	    compile_budget(cfg->events_count, cfg->events_period_ns, cfg->events_count,
+	    fg_budget_compile(cfg->events_count, cfg->events_period_ns, cfg->events_count,
 			   &out->event_budget))
 		return -EINVAL;
 	return compile_sources(cfg, slot, out);

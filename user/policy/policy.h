@@ -50,6 +50,14 @@ struct fg_policy_maps {
  * possible than online). At least 1. */
 int fg_online_cpus(void);
 
+/* A per-CPU bucket of `burst` at COUNT/PERIOD for the whole machine (the
+ * new-source budget, the event budget, [synproxy]'s synacks): each online CPU gets rate/ncpus
+ * with burst/ncpus, its interval being ncpus times the configured one and
+ * its tolerance (burst x interval) unchanged. CPUs brought online later get
+ * a share too (the per-CPU map has every possible CPU), until the next
+ * reload splits the budget again. COUNT 0 leaves it off. */
+int fg_budget_compile(__u64 count, __u64 period_ns, __u64 burst, struct fg_budget *budget);
+
 /* Fills `out` for `slot`. Returns 0 or -E2BIG when the source prefixes do not
  * fit in the trie. Release it with fg_compiled_free. */
 int fg_policy_compile(const struct fg_config *cfg, __u32 slot, struct fg_compiled *out);

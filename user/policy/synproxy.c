@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* [synproxy] compiled into the datapath's rodata (see synproxy.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "policy/policy.h"
 #include "policy/synproxy.h"
 
 static struct fg_tcp_option_word option_word(__u8 a, __u8 b, __u8 c, __u8 d)
@@ -15,13 +17,14 @@ static struct fg_tcp_option_word mss_option(__u16 mss)
 	return option_word(FG_TCPOPT_MSS, FG_TCPOLEN_MSS, mss >> 8, mss & 0xff);
 }
 
-void fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy_params *out)
+int fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy_params *out)
 {
+	struct fg_budget synacks;
 	unsigned int i, port;
 
 	memset(out, 0, sizeof(*out));
 	if (!conf->enabled)
-		return;
+		return 0;
 	out->enabled = 1;
 	for (i = 0; i < conf->n_ports; i++)
 		for (port = conf->ports[i].lo; port <= conf->ports[i].hi; port++)
@@ -35,6 +38,11 @@ void fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy
 					  FG_TCPOLEN_TIMESTAMP);
 	out->sack = conf->sack;
 	out->timestamps = conf->timestamps;
+	if (fg_budget_compile(conf->synacks_count, conf->synacks_period_ns, conf->synacks_count,
+			      &synacks))
+		return -EINVAL;
+	out->synacks = synacks.gcra;
+	return 0;
 }
 
 static bool port_set(const struct fg_synproxy_params *params, unsigned int port)

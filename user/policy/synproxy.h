@@ -6,7 +6,7 @@
 #include "config/config.h"
 
 /* Fills *out from `conf`; a conf without [synproxy] leaves the proxy off. */
-void fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy_params *out);
+int fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy_params *out);
 
 /* The proxied ports of `params` as the config writes them ("22, 8000-8080")
  * into buf, cut to fit. */
