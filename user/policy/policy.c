@@ -248,10 +248,11 @@ int fg_policy_compile_feeds(const struct fg_config *cfg, const struct fg_feeds *
 	set->access_prefixes = out->access.n;
 	set->allow_prefixes = out->access.n_allow;
 	if (fg_budget_compile(cfg->new_sources_count, cfg->new_sources_period_ns,
-			   cfg->new_sources_burst ? cfg->new_sources_burst : cfg->new_sources_count,
-			   &out->budget) ||
+			      cfg->new_sources_burst ? cfg->new_sources_burst
+						     : cfg->new_sources_count,
+			      &out->budget) ||
 	    fg_budget_compile(cfg->events_count, cfg->events_period_ns, cfg->events_count,
-			   &out->event_budget))
+			      &out->event_budget))
 		return -EINVAL;
 	return compile_sources(cfg, slot, out);
 }
