@@ -193,6 +193,17 @@ EARLY=$!
 wait_until 30 test -e "$WORK/early/connected"
 check "the early connection echoed before the load" grep -qx yes "$WORK/early/connected"
 
+# An interface nftables cannot name a table after: refused before
+# anything changes.
+ip link add 'fgq+1' type veth peer name fgq1peer
+expect_exit 4 "[synproxy] on an interface named fgq+1" "$FLOODGATE" load 'fgq+1' \
+	-c "$WORK/synproxy.conf"
+check "the message says why" grep -q "nftables cannot name its table after it" <<<"$LAST_ERR"
+check "which installed no table" no_table
+check "and left nf_conntrack_tcp_loose alone" test "$(cat "$LOOSE")" -eq 1
+check "and attached nothing" bash -c "! ip link show 'fgq+1' | grep -q xdp"
+ip link del 'fgq+1'
+
 expect_exit 0 "load with [synproxy] (this kernel passes the support probe)" "$FLOODGATE" load fgA \
 	-c "$WORK/synproxy.conf"
 check "the probe's dry-run table was never installed" \

@@ -420,6 +420,27 @@ FG_PROG_TEST(test_truncated_frames_cost_wire_length)
 	fg_replay_result_free(&r);
 }
 
+/* With [synproxy], the proxy answers a SYN to its port (XDP_TX): the
+ * replay counts it answered, not passed, and other traffic as before. */
+FG_PROG_TEST(test_synproxy_answers_counted)
+{
+	struct pkt_spec syn = {.family = 4, .src = "10.2.0.3", .proto = IPPROTO_TCP, .dport = 22};
+	struct pkt_spec udp = {.family = 4, .src = "10.2.0.3", .proto = IPPROTO_UDP, .dport = 9};
+	struct frame frames[] = {AT(T0, syn), AT(T0 + MS, udp), AT(T0 + 2 * MS, syn),
+				 AT(T0 + 3 * MS, syn)};
+	struct fg_replay_result r;
+
+	(void)state;
+	assert_int_equal(replay("[synproxy]\nports = 22\n",
+				write_capture("syn.pcap", DLT_EN10MB, frames, 4), &r),
+			 FG_EXIT_OK);
+	assert_int_equal(r.run, 4);
+	assert_int_equal(r.answered, 3);
+	assert_int_equal(r.passed, 1);
+	assert_int_equal(r.dropped, 0);
+	fg_replay_result_free(&r);
+}
+
 /* Cooked captures (tcpdump -i any): incoming frames run, outgoing skipped. */
 static void check_cooked(int linktype)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The SYN proxy's nftables table and conntrack's strict pick-up (see
  * synproxy_nft.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -74,6 +75,16 @@ static bool table_listed(const char *ifname)
 bool fg_synproxy_nft_installed(const char *ifname)
 {
 	return table_listed(ifname);
+}
+
+bool fg_synproxy_nft_name_ok(const char *ifname)
+{
+	const char *c;
+
+	for (c = ifname; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_-.", *c))
+			return false;
+	return true;
 }
 
 static void port_list(const struct fg_synproxy_conf *conf, char *buf, size_t size)

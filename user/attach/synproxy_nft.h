@@ -37,4 +37,9 @@ int fg_synproxy_nft_remove(const char *ifname, struct fg_err *err);
 /* Is IFACE's table in this network namespace's ruleset? */
 bool fg_synproxy_nft_installed(const char *ifname);
 
+/* Can nftables name the interface's table (FG_SYNPROXY_TABLE_PREFIX +
+ * `ifname`)? Only letters, digits, '_', '-' and '.' are allowed in its
+ * names; Linux allows almost any character in an interface's. */
+bool fg_synproxy_nft_name_ok(const char *ifname);
+
 #endif /* FG_ATTACH_SYNPROXY_NFT_H */

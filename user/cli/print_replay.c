@@ -12,7 +12,7 @@
 /* The replay's own counts, as both outputs name them. */
 /* clang-format off */
 #define REPLAY_FIELDS(X) \
-	X(frames) X(run) X(passed) X(dropped) X(outgoing_skipped) X(runt_skipped) \
+	X(frames) X(run) X(passed) X(dropped) X(answered) X(outgoing_skipped) X(runt_skipped) \
 	X(truncated) X(clipped) X(backwards) X(wire_bytes)
 /* clang-format on */
 

@@ -89,6 +89,9 @@ int fg_step_check_environment(const char *ifname, const struct fg_config *cfg,
 		return fg_fail(err, FG_ERR_ENV,
 			       "this kernel has no BTF (" FG_KERNEL_BTF_PATH "); floodgate needs "
 			       "CONFIG_DEBUG_INFO_BTF=y and Linux >= 5.15");
+	*ifindex = if_nametoindex(ifname);
+	if (!*ifindex)
+		return fg_fail(err, FG_ERR_ENV, "unknown interface '%s'", ifname);
 	/* Before anything changes: a kernel without them would otherwise
 	 * refuse the proxy's program with a verifier log, or nftables its
 	 * table, half-way through the load. */
@@ -96,10 +99,13 @@ int fg_step_check_environment(const char *ifname, const struct fg_config *cfg,
 		fg_synproxy_probe(&support);
 		if (fg_synproxy_check_support(&support, err))
 			return -1;
+		if (!fg_synproxy_nft_name_ok(ifname))
+			return fg_fail(err, FG_ERR_ENV,
+				       "[synproxy] cannot protect '%s': nftables cannot name its "
+				       "table after it (an interface name of letters, digits, '_', "
+				       "'-' and '.' only)",
+				       ifname);
 	}
-	*ifindex = if_nametoindex(ifname);
-	if (!*ifindex)
-		return fg_fail(err, FG_ERR_ENV, "unknown interface '%s'", ifname);
 	return 0;
 }
 

@@ -291,6 +291,8 @@ static int run_frame(struct floodgate_bpf *skel, int prog_fd, const struct repla
 	r->wire_bytes += frame->wire_len;
 	if (dropped)
 		r->dropped++;
+	else if (opts.retval == XDP_TX)
+		r->answered++;
 	else
 		r->passed++;
 	return count_source(r, frame, dropped);

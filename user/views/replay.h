@@ -31,6 +31,7 @@ struct fg_replay_result {
 	__u64 run;		   /* frames run through fg_xdp */
 	__u64 passed;		   /* XDP_PASS verdicts */
 	__u64 dropped;		   /* XDP_DROP verdicts */
+	__u64 answered;		   /* XDP_TX verdicts: SYNs [synproxy] answered */
 	__u64 outgoing_skipped;	   /* SLL/SLL2 packet type "outgoing": not run */
 	__u64 runt_skipped;	   /* shorter than an Ethernet (or SLL) header: not run */
 	__u64 truncated;	   /* captured with fewer bytes than on the wire (snaplen) */
