@@ -70,6 +70,8 @@ struct fg_synproxy_params {
 	 * rate split over the CPUs online at load, burst COUNT likewise);
 	 * interval_fp 0 = no cap. */
 	struct fg_gcra_params synacks;
+	__u64 synacks_count; /* as configured, for `status`; 0 = no cap */
+	__u64 synacks_period_ns;
 	struct fg_tcp_option_word mss4;	  /* MSS, for IPv4 clients */
 	struct fg_tcp_option_word mss6;	  /* MSS, for IPv6 clients */
 	struct fg_tcp_option_word wscale; /* NOP, window scale */
@@ -83,7 +85,7 @@ struct fg_synproxy_params {
 	__u8 pad;
 };
 
-_Static_assert(sizeof(struct fg_synproxy_params) == 8 * FG_SYNPROXY_PORT_WORDS + 40,
+_Static_assert(sizeof(struct fg_synproxy_params) == 8 * FG_SYNPROXY_PORT_WORDS + 56,
 	       "fg_synproxy_params");
 
 #endif /* FLOODGATE_SYNPROXY_H */

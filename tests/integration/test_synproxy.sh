@@ -212,7 +212,7 @@ check "the nftables table is installed" nft list table inet floodgate_synproxy_f
 check "conntrack's TCP pick-up is strict while loaded" test "$(cat "$LOOSE")" -eq 0
 status=$("$FLOODGATE" status fgA)
 check "status shows the proxied ports and the table: $(grep synproxy <<<"$status")" \
-	grep -q "synproxy: ports $PORT (mss 1460/1440, wscale 7, sack, timestamps), program [0-9]*; nftables table inet floodgate_synproxy_fgA installed" <<<"$status"
+	grep -q "synproxy: ports $PORT (mss 1460/1440, wscale 7, sack, timestamps, synacks off), program [0-9]*; nftables table inet floodgate_synproxy_fgA installed" <<<"$status"
 check "status --json shows them" test "$(json_get "$("$FLOODGATE" status fgA --json)" \
 	'(lambda s: (s["ports"], s["nftables_installed"]))(d["interfaces"][0]["synproxy"])')" = "('$PORT', True)"
 
@@ -324,6 +324,9 @@ ports = $PORT
 synacks = 100/s
 CONF
 expect_exit 0 "(k) reload with synacks = 100/s" "$FLOODGATE" reload fgA -c "$WORK/capped.conf"
+check "(k) status shows the cap" bash -c "'$FLOODGATE' status fgA | grep -q 'synacks 100/s)'"
+check "(k) and so does status --json" test "$(json_get "$("$FLOODGATE" status fgA --json)" \
+	'd["interfaces"][0]["synproxy"]["synacks"]')" = 100/s
 start_ns=$(date +%s%N)
 synacks_before=$(stat_of synproxy_synacks)
 capped_before=$(stat_of synproxy_synacks_capped)

@@ -702,7 +702,7 @@ FG_PROG_TEST(test_synproxy_settings_read_back)
 {
 	struct floodgate_bpf *skel = load_synproxy(
 		"[synproxy]\nports = 22, 443, 8000-8080\nmss = 1400\nmss6 = 1380\nwscale = 9\n"
-		"sack = no\n",
+		"sack = no\nsynacks = 5/min\n",
 		FG_SKEL_XDP);
 	struct fg_synproxy_params params;
 	struct bpf_prog_info info = {};
@@ -721,6 +721,8 @@ FG_PROG_TEST(test_synproxy_settings_read_back)
 	assert_int_equal(params.wscale.bytes[3], 9);
 	assert_int_equal(params.sack, 0);
 	assert_int_equal(params.timestamps, 1);
+	assert_int_equal(params.synacks_count, 5);
+	assert_int_equal(params.synacks_period_ns, 60 * SEC);
 	floodgate_bpf__destroy(skel);
 }
 

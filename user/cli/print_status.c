@@ -107,7 +107,7 @@ static json_t *lists_json(const struct fg_status *status)
 }
 
 /* The SYN proxy, when the program has one: "synproxy: ports 22, 443 (mss
- * 1460/1440, wscale 7, sack, timestamps), program 12; nftables table inet
+ * 1460/1440, wscale 7, sack, timestamps, synacks off), program 12; nftables table inet
  * floodgate_synproxy_eth0 installed". */
 static void print_synproxy(const struct fg_status_synproxy *sp)
 {
@@ -118,10 +118,10 @@ static void print_synproxy(const struct fg_status_synproxy *sp)
 			       sp->nft_table);
 		return;
 	}
-	printf("  synproxy: ports %s (mss %u/%u, wscale %u%s%s), program %u; nftables table %s "
-	       "%s\n",
+	printf("  synproxy: ports %s (mss %u/%u, wscale %u%s%s, synacks %s), program %u; nftables "
+	       "table %s %s\n",
 	       sp->ports, sp->mss, sp->mss6, sp->wscale, sp->sack ? ", sack" : "",
-	       sp->timestamps ? ", timestamps" : "", sp->prog_id, sp->nft_table,
+	       sp->timestamps ? ", timestamps" : "", sp->synacks, sp->prog_id, sp->nft_table,
 	       sp->nft_installed ? "installed" : "MISSING (handshakes cannot complete)");
 }
 
@@ -138,6 +138,7 @@ static json_t *synproxy_json(const struct fg_status_synproxy *sp)
 	fg_json_set(o, "wscale", json_integer(sp->wscale));
 	fg_json_set(o, "sack", json_boolean(sp->sack));
 	fg_json_set(o, "timestamps", json_boolean(sp->timestamps));
+	fg_json_set(o, "synacks", json_string(sp->synacks));
 	fg_json_set(o, "program_id", json_integer(sp->prog_id));
 	fg_json_set(o, "nftables_table", json_string(sp->nft_table));
 	fg_json_set(o, "nftables_installed", json_boolean(sp->nft_installed));

@@ -143,9 +143,7 @@ int fg_policy_rate(const struct fg_policy *p, struct fg_readback_rate *out)
 	}
 }
 
-/* Formats the policy's rate in the config's vocabulary; fg_policy_rate()
- * says how it is derived from the params. */
-static void format_rate(const struct fg_readback_rate *rate, int bytes, char *buf, size_t size)
+void fg_format_count_period(__u64 count, __u64 period_ns, bool bytes, char *buf, size_t size)
 {
 	static const struct {
 		__u64 ns;
@@ -158,18 +156,18 @@ static void format_rate(const struct fg_readback_rate *rate, int bytes, char *bu
 	size_t i;
 
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (rate->period_ns % units[i].ns)
+		if (period_ns % units[i].ns)
 			continue;
-		if (rate->period_ns == units[i].ns)
-			snprintf(buf, size, "%" PRIu64 "%s/%s", (uint64_t)rate->count, unit_b,
+		if (period_ns == units[i].ns)
+			snprintf(buf, size, "%" PRIu64 "%s/%s", (uint64_t)count, unit_b,
 				 units[i].unit);
 		else
-			snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "%s", (uint64_t)rate->count,
-				 unit_b, (uint64_t)(rate->period_ns / units[i].ns), units[i].unit);
+			snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "%s", (uint64_t)count, unit_b,
+				 (uint64_t)(period_ns / units[i].ns), units[i].unit);
 		return;
 	}
-	snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "ns", (uint64_t)rate->count, unit_b,
-		 (uint64_t)rate->period_ns);
+	snprintf(buf, size, "%" PRIu64 "%s/%" PRIu64 "ns", (uint64_t)count, unit_b,
+		 (uint64_t)period_ns);
 }
 
 __u64 fg_format_rate(const struct fg_policy *p, char *buf, size_t size)
@@ -177,7 +175,7 @@ __u64 fg_format_rate(const struct fg_policy *p, char *buf, size_t size)
 	struct fg_readback_rate rate;
 
 	fg_policy_rate(p, &rate);
-	format_rate(&rate, p->flags & FG_POLICY_BYTES, buf, size);
+	fg_format_count_period(rate.count, rate.period_ns, p->flags & FG_POLICY_BYTES, buf, size);
 	return rate.burst;
 }
 

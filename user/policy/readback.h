@@ -7,6 +7,7 @@
 #ifndef FG_READBACK_H
 #define FG_READBACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "floodgate.h"
@@ -30,6 +31,10 @@ struct fg_readback_rate {
  * validated config): *out then holds COUNT/PERIOD of T alone (1/T ns).
  */
 int fg_policy_rate(const struct fg_policy *p, struct fg_readback_rate *out);
+
+/* COUNT/PERIOD in the config's vocabulary: 100/s, 30/min, 5/10s, 1000B/ms;
+ * a PERIOD of no whole ms as N ns. */
+void fg_format_count_period(__u64 count, __u64 period_ns, bool bytes, char *buf, size_t size);
 
 /* Formats a policy's rate in the config's vocabulary (fg_policy_rate()
  * says how it is read back from the params); returns its burst. */

@@ -42,6 +42,8 @@ int fg_synproxy_compile(const struct fg_synproxy_conf *conf, struct fg_synproxy_
 			      &synacks))
 		return -EINVAL;
 	out->synacks = synacks.gcra;
+	out->synacks_count = conf->synacks_count;
+	out->synacks_period_ns = conf->synacks_count ? conf->synacks_period_ns : 0;
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 /* `status`: a read-only view of the pinned maps and the attachment. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "maps/pinfolder.h"
 #include "maps/pinned.h"
 #include "maps/skeleton.h"
+#include "policy/readback.h"
 #include "policy/synproxy.h"
 #include "views/status.h"
 
@@ -123,6 +125,11 @@ static void read_synproxy(const char *ifname, const struct fg_pinned *pinned,
 	out->wscale = params->wscale.bytes[3];
 	out->sack = params->sack;
 	out->timestamps = params->timestamps;
+	if (params->synacks_count)
+		fg_format_count_period(params->synacks_count, params->synacks_period_ns, false,
+				       out->synacks, sizeof(out->synacks));
+	else
+		snprintf(out->synacks, sizeof(out->synacks), "off");
 	free(params);
 }
 

@@ -40,6 +40,7 @@ struct fg_status_synproxy {
 	__u16 mss, mss6; /* what its SYN-ACKs advertise */
 	__u8 wscale;
 	bool sack, timestamps;
+	char synacks[32];   /* the cap on SYN-ACKs as configured, or "off" */
 	bool nft_installed; /* its nftables table is in place */
 	char nft_table[64]; /* that table's name */
 };
