@@ -96,15 +96,15 @@ struct {
 } synproxy_scratch SEC(".maps");
 
 /* Connections conntrack has confirmed, as this CPU last found them: a
- * direct-mapped cache in front of the conntrack lookup, which costs a bulk
- * transfer to a proxied port a tenth of its throughput when every packet
- * makes it (docs/config.md, [synproxy]). An entry serves for
- * FG_SYNPROXY_FLOW_NS (include/floodgate_synproxy.h) after the lookup
- * that wrote it. What that lets
- * through is the tuple of a connection that ended within that second,
- * and nftables' synproxy rule still judges it in the stack (a packet
- * conntrack does not know is invalid there, and needs a valid cookie):
- * the cache only skips the driver's early drop. Only a conntrack
+ * direct-mapped cache in front of the conntrack lookup, which (with the
+ * tail call and header copies before it) cost a bulk transfer to a
+ * proxied port up to a fifth of its throughput when every packet made it
+ * (docs/config.md, [synproxy]). An entry serves for FG_SYNPROXY_FLOW_NS
+ * (include/floodgate_synproxy.h) after the lookup that wrote it. What
+ * that lets through is the tuple of a connection that ended within that
+ * second, and nftables' synproxy rule still judges it in the stack (a
+ * packet conntrack does not know is invalid there, and needs a valid
+ * cookie): the cache only skips the driver's early drop. Only a conntrack
  * lookup writes an entry, so a spoofer cannot plant one. Not pinned; the
  * loader sizes it to one entry without [synproxy]. */
 struct fg_synproxy_flow {
@@ -480,12 +480,6 @@ static __always_inline int fg_synack_ip(struct fg_synproxy_scratch *s, __u32 tcp
 	return 0;
 }
 
-/*
- * Answers a SYN with a cookie SYN-ACK in its own frame. The frame first
- * grows to hold a full TCP header, so that the options are read with a
- * fixed size (6.1's verifier refuses a read as long as the header says);
- * the SYN-ACK is written over the SYN and the frame cut to its length.
- */
 /* May this CPU send one more SYN-ACK under `synacks`? Each one goes to
  * whatever address the SYN claimed: under a spoofed flood, to the flood's
  * victims. The coarse clock is enough for a cap (it lags by a tick at
@@ -506,6 +500,12 @@ static __always_inline bool fg_synack_allowed(void)
 	return true;
 }
 
+/*
+ * Answers a SYN with a cookie SYN-ACK in its own frame. The frame first
+ * grows to hold a full TCP header, so that the options are read with a
+ * fixed size (6.1's verifier refuses a read as long as the header says);
+ * the SYN-ACK is written over the SYN and the frame cut to its length.
+ */
 static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool tc,
 								struct fg_synproxy_scratch *s,
 								__u32 l4,
