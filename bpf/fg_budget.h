@@ -3,7 +3,8 @@
  * The new-source budget: how fast each CPU may create per-source entries,
  * with half of it kept for sources seen again, and each address's share of
  * it under per = src/N+dport. Part of
- * bpf/floodgate.bpf.c, which includes it after fg_maps.h and fg_events.h.
+ * bpf/floodgate.bpf.c, which includes it after fg_maps.h, fg_clock.h and
+ * fg_events.h.
  */
 #ifndef FG_BUDGET_H
 #define FG_BUDGET_H
@@ -28,13 +29,18 @@ static __always_inline __u32 fg_key_hash(const struct fg_source_key *key)
  * sending keeps its place (docs in docs/flood-resilience.md, Flood resilience). */
 static __always_inline __u32 fg_sightings(const struct fg_source_key *key)
 {
-	__u32 zero = 0, hash = fg_key_hash(key), set = hash >> 20, tag = hash & ~FG_SIGHTINGS_MASK;
+	__u32 zero = 0, hash, set, tag;
 	struct fg_recent_sources *recent = bpf_map_lookup_elem(&recent_sources, &zero);
 	__u32 way0, way1, seen = 0;
 
 	_Static_assert(FG_RECENT_SETS == 1 << 12, "set = the hash's top 12 bits");
 	if (!recent)
 		return 1;
+	/* Hashed after the lookup: hashed before it, the key's six words
+	 * were held across the call, on fg_apply_layer's stack. */
+	hash = fg_key_hash(key);
+	set = hash >> 20;
+	tag = hash & ~FG_SIGHTINGS_MASK;
 	way0 = recent->hash[set][0];
 	way1 = recent->hash[set][1];
 	if ((way0 & ~FG_SIGHTINGS_MASK) == tag)
@@ -51,8 +57,27 @@ static __always_inline __u32 fg_sightings(const struct fg_source_key *key)
 	return seen;
 }
 
+/* The budget's GCRA at the packet's time, read precisely only when it may
+ * admit: a GCRA that refuses at the latest time the packet can have refuses
+ * it (bpf/fg_clock.h), and a spoofed flood's every packet is such a
+ * refusal. */
+static __always_inline int fg_budget_admits(const struct fg_gcra_params *limit, __u64 tat,
+					    struct fg_clock *clock, __u64 *new_tat)
+{
+	__u64 unused;
+
+	if (!fg_gcra_admit(limit, tat, fg_clock_latest(clock), 1, &unused))
+		return 0;
+	return fg_gcra_admit(limit, tat, fg_clock_now(clock), 1, new_tat);
+}
+
 /* The sightings a source needs to spend the reserve, relaxed by one for
  * each FG_RESERVE_CONTEST_NS since the bar last moved. */
+static __always_inline __u32 fg_sightings_bar(const struct fg_reserve_guard *guard)
+{
+	return guard->sightings > FG_SIGHTINGS_MIN ? guard->sightings : FG_SIGHTINGS_MIN;
+}
+
 static __always_inline __u32 fg_sightings_needed(struct fg_reserve_guard *guard, __u64 now)
 {
 	if (guard->sightings > FG_SIGHTINGS_MIN &&
@@ -60,7 +85,7 @@ static __always_inline __u32 fg_sightings_needed(struct fg_reserve_guard *guard,
 		guard->sightings--;
 		guard->raised_ns = now;
 	}
-	return guard->sightings > FG_SIGHTINGS_MIN ? guard->sightings : FG_SIGHTINGS_MIN;
+	return fg_sightings_bar(guard);
 }
 
 /* May a source turned away by the upper half spend the reserve (the whole
@@ -68,7 +93,8 @@ static __always_inline __u32 fg_sightings_needed(struct fg_reserve_guard *guard,
  * source at exactly the bar that finds the reserve spent raises the bar
  * (struct fg_reserve_guard says why that shuts out spoofers, not clients). */
 static __always_inline int fg_reserve_allows(const struct fg_source_key *key,
-					     const struct fg_budget *budget, __u64 now, __u64 *tat)
+					     const struct fg_budget *budget, struct fg_clock *clock,
+					     __u64 *tat)
 {
 	struct fg_reserve_guard *guard;
 	__u32 zero = 0, seen = fg_sightings(key), needed;
@@ -78,15 +104,18 @@ static __always_inline int fg_reserve_allows(const struct fg_source_key *key,
 	guard = bpf_map_lookup_elem(&reserve_guard, &zero);
 	if (!guard)
 		return 0;
-	needed = fg_sightings_needed(guard, now);
+	needed = fg_sightings_needed(guard, fg_clock_earliest(clock));
 	if (seen < needed)
 		return 0;
-	if (fg_gcra_admit(&budget->gcra, budget->tat_ns, now, 1, tat))
+	/* Branched before the clock read, so that no count is held across
+	 * it: fg_tc's deepest call chain has no stack to spare
+	 * (bpf/fg_clock.h). */
+	if (seen != needed || needed >= FG_SIGHTINGS_MAX)
+		return fg_budget_admits(&budget->gcra, budget->tat_ns, clock, tat);
+	if (fg_budget_admits(&budget->gcra, budget->tat_ns, clock, tat))
 		return 1;
-	if (seen == needed && needed < FG_SIGHTINGS_MAX) {
-		guard->sightings = needed + 1;
-		guard->raised_ns = now;
-	}
+	guard->sightings = fg_sightings_bar(guard) + 1;
+	guard->raised_ns = fg_clock_earliest(clock);
 	return 0;
 }
 
@@ -94,7 +123,8 @@ static __always_inline int fg_reserve_allows(const struct fg_source_key *key,
  * may take 1 / 2^FG_ADDRESS_SHARE_SHIFT of the budget's rate and burst (at
  * least one key), in its own GCRA in `address_shares`. */
 static __always_inline int fg_address_share_allows(const struct fg_source_key *key,
-						   const struct fg_budget *budget, __u64 now)
+						   const struct fg_budget *budget,
+						   struct fg_clock *clock)
 {
 	struct fg_source_key address = *key;
 	struct fg_gcra_params share = budget->gcra;
@@ -117,7 +147,7 @@ static __always_inline int fg_address_share_allows(const struct fg_source_key *k
 		slot->tag = hash;
 		slot->tat_ns = 0;
 	}
-	if (!fg_gcra_admit(&share, slot->tat_ns, now, 1, &tat))
+	if (!fg_budget_admits(&share, slot->tat_ns, clock, &tat))
 		return 0;
 	slot->tat_ns = tat;
 	return 1;
@@ -132,7 +162,7 @@ static __always_inline int fg_address_share_allows(const struct fg_source_key *k
  * address may also spend only its share. The first refusal after an
  * allowance emits an event about the source that found the budget spent. */
 static __always_inline int fg_budget_allows(const struct fg_source_key *key, bool by_port,
-					    __u64 now)
+					    struct fg_clock *clock)
 {
 	__u32 zero = 0;
 	struct fg_budget *budget = bpf_map_lookup_elem(&new_source_budget, &zero);
@@ -144,9 +174,9 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, boo
 	limit = budget->gcra;
 	if (limit.tolerance_ns / 2 >= fg_gcra_cost_ns(limit.interval_fp, 1))
 		limit.tolerance_ns /= 2;
-	if ((fg_gcra_admit(&limit, budget->tat_ns, now, 1, &tat) ||
-	     fg_reserve_allows(key, budget, now, &tat)) &&
-	    (!by_port || fg_address_share_allows(key, budget, now))) {
+	if ((fg_budget_admits(&limit, budget->tat_ns, clock, &tat) ||
+	     fg_reserve_allows(key, budget, clock, &tat)) &&
+	    (!by_port || fg_address_share_allows(key, budget, clock))) {
 		budget->tat_ns = tat;
 		if (budget->exhausted)
 			budget->exhausted = 0;
@@ -154,7 +184,7 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, boo
 	}
 	if (!budget->exhausted) {
 		budget->exhausted = 1;
-		fg_emit_event(FG_EVENT_BUDGET_EXHAUSTED, key, 0, now);
+		fg_emit_event(FG_EVENT_BUDGET_EXHAUSTED, key, 0, fg_clock_earliest(clock));
 	}
 	return 0;
 }

@@ -214,27 +214,36 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
  * the key in the map's own layout; `key` the full one, for the budget and
  * events. Returns FG_FOUND, or for a key that had no state 1 if admitted, 0
  * if refused, FG_NO_BUDGET, and -1 if no state could be created (table
- * full). Inlined at each call site with a constant map, so each lookup
- * stays one the verifier can inline: a map chosen at run time would cost
- * every policy a helper call. */
+ * full). `unnoted` (sources4 only): the presence filter has no note of the
+ * key, so the budget is asked first, and only if it lets the key by are
+ * `unnoted` (known4) and `map` looked in, before a state is made. Inlined
+ * at each call site with a constant map, so each lookup stays one the
+ * verifier can inline: a map chosen at run time would cost every policy a
+ * helper call. */
 static __always_inline int
 fg_find_or_create(void *map, const void *map_key, const struct fg_policy *policy, int budgeted,
 		  const struct fg_source_key *key, struct fg_clock *clock, __u64 cost,
-		  struct fg_global_stats *gstats, struct fg_source_state **found)
+		  struct fg_global_stats *gstats, struct fg_source_state **found, void *unnoted)
 {
 	struct fg_source_state fresh = {};
 	__u64 new_state = 0, now;
 	int admitted;
 	int err; /* int: see fg_ban */
 
-	*found = bpf_map_lookup_elem(map, map_key);
+	*found = unnoted ? NULL : bpf_map_lookup_elem(map, map_key);
 	if (*found)
+		return FG_FOUND;
+	if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, clock)) {
+		if (unnoted && fg_test_clock)
+			fg_test_presence_refusals++;
+		return FG_NO_BUDGET;
+	}
+	if (unnoted && ((*found = bpf_map_lookup_elem(unnoted, map_key)) ||
+			(*found = bpf_map_lookup_elem(map, map_key))))
 		return FG_FOUND;
 	now = fg_clock_now(clock);
 	fresh.last_seen = now >> FG_LAST_SEEN_SHIFT;
 	fresh.dropped = fg_born_bits(now);
-	if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
-		return FG_NO_BUDGET;
 	admitted = fg_decide_word(policy, 0, now, cost, &new_state);
 	if (admitted)
 		fresh.tat_ns = new_state;
@@ -265,8 +274,8 @@ static __always_inline int fg_charge_word(void *map, const void *map_key,
 					  __u64 *refused_state)
 {
 	struct fg_source_state *state;
-	int found =
-		fg_find_or_create(map, map_key, policy, budgeted, key, clock, cost, gstats, &state);
+	int found = fg_find_or_create(map, map_key, policy, budgeted, key, clock, cost, gstats,
+				      &state, NULL);
 
 	if (found != FG_FOUND || !state)
 		return found;
@@ -292,9 +301,10 @@ static __always_inline struct bpf_spin_lock *fg_lock_for(const struct fg_source_
 
 /* sliding_window: two counters and a window start, under a lock stripe. */
 static __always_inline int fg_charge_window(const struct fg_policy *policy, int budgeted,
-					    const struct fg_source_key *key, __u64 now, __u64 cost,
-					    struct fg_global_stats *gstats)
+					    const struct fg_source_key *key, struct fg_clock *clock,
+					    __u64 cost, struct fg_global_stats *gstats)
 {
+	const __u64 now = fg_clock_now(clock);
 	const struct fg_sliding_window_params *params = &policy->params.sliding_window;
 	struct fg_window_entry *entry = bpf_map_lookup_elem(&windows, key);
 	struct bpf_spin_lock *lock;
@@ -304,7 +314,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		struct fg_window_entry fresh = {.last_seen_ns = now};
 		int err; /* int: see fg_ban */
 
-		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, clock))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&windows, key, &fresh);
 		if (!err)
@@ -336,9 +346,10 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
  * The entry is too large for the BPF stack, so a new one is copied from a
  * zeroed per-CPU template. */
 static __always_inline int fg_charge_log(const struct fg_policy *policy, int budgeted,
-					 const struct fg_source_key *key, __u64 now, __u64 cost,
-					 struct fg_global_stats *gstats)
+					 const struct fg_source_key *key, struct fg_clock *clock,
+					 __u64 cost, struct fg_global_stats *gstats)
 {
+	const __u64 now = fg_clock_now(clock);
 	const struct fg_sliding_log_params *params = &policy->params.sliding_log;
 	struct fg_log_entry *entry = bpf_map_lookup_elem(&logs, key);
 	struct bpf_spin_lock *lock;
@@ -351,7 +362,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 
 		if (!fresh)
 			return -1;
-		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, now))
+		if (budgeted && !fg_budget_allows(key, policy->flags & FG_POLICY_KEY_DPORT, clock))
 			return FG_NO_BUDGET;
 		err = fg_insert_state(&logs, key, fresh);
 		if (!err)
@@ -406,7 +417,9 @@ static __always_inline void fg_promote(const struct fg_source4_key *key4,
  * the one refusal in FG_DROP_SAMPLE that the per-source count samples:
  * that one, and any after FG_REFUSAL_REFRESH_NS, looks the state up, which
  * keeps its drop count, last_seen and LRU recency, and refreshes the
- * cache. */
+ * cache. A source the presence filter has not noted lately is put to the
+ * new-source budget first, and refused without either lookup if it finds
+ * the budget spent: that is a spoofed flood's every packet. */
 static __always_inline int fg_charge_source4(const struct fg_policy *policy, int budgeted,
 					     const struct fg_source_key *key,
 					     struct fg_clock *clock, __u64 cost,
@@ -417,21 +430,35 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	const bool cached = policy->algorithm != FG_ALG_FIXED_WINDOW && fg_refusal_churn_limit &&
 			    !fg_test_naive_update;
 	struct fg_source4_key key4 = fg_source4_key_of(key);
-	struct fg_source_state *state;
+	struct fg_source_state *state = NULL;
 	__u64 refused_state = 0;
+	void *unnoted = NULL;
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
 	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra, gstats))
 		return 0;
-	state = bpf_map_lookup_elem(&known4, &key4);
+	if (fg_budget_in_force() && !fg_presence_maybe(&key4, fg_presence_gen_at(clock)))
+		unnoted = &known4;
+	else
+		state = bpf_map_lookup_elem(&known4, &key4);
 	if (state) {
+		if (fg_presence_lapsing(state->last_seen, clock))
+			fg_presence_note(&key4, fg_presence_gen_at(clock));
 		admitted = fg_charge_state(state, policy, key, clock, cost, gstats, &refused_state);
 	} else {
 		admitted = fg_find_or_create(&sources4, &key4, policy, budgeted, key, clock, cost,
-					     gstats, &state);
-		if (admitted != FG_FOUND || !state)
+					     gstats, &state, unnoted);
+		if (admitted != FG_FOUND || !state) {
+			if ((admitted == 0 || admitted == 1) && fg_budget_in_force())
+				fg_presence_note(&key4, fg_presence_gen_at(clock)); /* made */
 			return admitted;
+		}
+		/* Each note is made where it is decided: a flag live across the
+		 * charge took fg_tc's deepest call chain past its stack
+		 * (bpf/fg_clock.h). */
+		if (unnoted || fg_presence_lapsing(state->last_seen, clock))
+			fg_presence_note(&key4, fg_presence_gen_at(clock));
 		admitted = fg_charge_state(state, policy, key, clock, cost, gstats, &refused_state);
 		if (fg_known_long_enough(state->dropped, fg_clock_earliest(clock)))
 			fg_promote(&key4, state, gstats);
@@ -449,9 +476,9 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 
 	switch (policy->algorithm) {
 	case FG_ALG_SLIDING_WINDOW:
-		return fg_charge_window(policy, budgeted, key, fg_clock_now(clock), cost, gstats);
+		return fg_charge_window(policy, budgeted, key, clock, cost, gstats);
 	case FG_ALG_SLIDING_LOG:
-		return fg_charge_log(policy, budgeted, key, fg_clock_now(clock), cost, gstats);
+		return fg_charge_log(policy, budgeted, key, clock, cost, gstats);
 	default:
 		/* scope = host: the host's shared table (the same GCRA, CAS
 		 * and budget; only the map differs). Inlined, not a global

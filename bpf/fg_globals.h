@@ -57,6 +57,10 @@ __u64 fg_test_coarse_lag_ns = 0;
 /* Refusals answered from the `refusals` cache, counted under fg_test_clock
  * only, so a test can check that the cache serves. */
 __u64 fg_test_cached_refusals = 0;
+/* IPv4 packets refused past the new-source budget without the tables'
+ * lookups, the presence filter having no note of their key; under
+ * fg_test_clock only. */
+__u64 fg_test_presence_refusals = 0;
 /* Packets of proxied ports passed as known connections from the
  * synproxy_flows cache, without a conntrack lookup; under fg_test_clock
  * only. */

@@ -39,6 +39,7 @@
 #include "fg_access.h"
 #include "fg_budget.h"
 #include "fg_refusal.h"
+#include "fg_presence.h"
 #include "fg_fleet.h"
 #include "fg_charge.h"
 #include "fg_synproxy.h"

@@ -135,6 +135,74 @@ static inline int fg_known_long_enough(__u32 dropped, __u64 now)
 
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
 
+/*
+ * The presence filter (`presence4`): which IPv4 keys may have state in
+ * `sources4` or `known4`. A key whose bit is clear has none there that
+ * touched it lately, so while the new-source budget refuses it, it is
+ * refused without the two tables' lookups: the spoofed flood's packet
+ * costs one memory access instead of four or more (each lookup of an
+ * absent key reads a bucket, then an element). A set bit only means
+ * "look": a key whose bit is clear but which has state (it idled past
+ * two generations) is found as soon as the budget lets it be looked up,
+ * as a source the table had evicted would be.
+ *
+ * Each 64-bit word holds a generation (8 bits) and two sets of
+ * FG_PRESENCE_BITS bits: the keys noted in that generation (low bits) and
+ * in the one before. A generation is 2^FG_PRESENCE_GEN_SHIFT ns (~69 s),
+ * so a key's bit lasts 69 to 137 s after the last packet that noted it; a
+ * key is noted when its state is made, and again by its first packet of
+ * each generation. A word untouched for 256 generations (~5 hours) may
+ * read as holding stale keys: a lookup more, never one fewer.
+ */
+#define FG_PRESENCE_WORDS_LOG2 19
+#define FG_PRESENCE_WORDS      (1U << FG_PRESENCE_WORDS_LOG2) /* 4 MiB */
+#define FG_PRESENCE_BITS       28
+#define FG_PRESENCE_SET	       ((1ULL << FG_PRESENCE_BITS) - 1)
+#define FG_PRESENCE_GEN_SHIFT  36
+
+/* The key's word (*word) and bit (the return value) in `presence4`. */
+static inline __u32 fg_presence_slot(const struct fg_source4_key *key4, __u32 *word)
+{
+	const __u32 *words = (const __u32 *)key4;
+	__u32 hash = ((words[0] * 0x85ebca6b ^ words[1]) * 0xc2b2ae35 ^ words[2]) * 0x9e3779b1;
+
+	*word = hash >> (32 - FG_PRESENCE_WORDS_LOG2);
+	return ((hash & 0x1fff) * FG_PRESENCE_BITS) >> 13;
+}
+
+static inline __u32 fg_presence_gen(__u64 now)
+{
+	return (__u32)(now >> FG_PRESENCE_GEN_SHIFT) & 0xff;
+}
+
+/* Is the bit set in generation `gen`, or in the one before? */
+static inline int fg_presence_has(__u64 word, __u32 gen, __u32 bit)
+{
+	__u32 word_gen = word >> 56;
+	__u64 noted = word & FG_PRESENCE_SET; /* in word_gen */
+
+	if (word_gen == gen)
+		noted |= (word >> FG_PRESENCE_BITS) & FG_PRESENCE_SET;
+	else if (word_gen != ((gen - 1) & 0xff))
+		return 0;
+	return (noted >> bit) & 1;
+}
+
+/* The word with the bit noted in generation `gen`: a word of the
+ * generation before keeps its bits as the older set, an older one drops
+ * them. */
+static inline __u64 fg_presence_with(__u64 word, __u32 gen, __u32 bit)
+{
+	__u32 word_gen = word >> 56;
+	__u64 older = 0;
+
+	if (word_gen == gen)
+		return word | 1ULL << bit;
+	if (word_gen == ((gen - 1) & 0xff))
+		older = word & FG_PRESENCE_SET;
+	return (__u64)gen << 56 | older << FG_PRESENCE_BITS | 1ULL << bit;
+}
+
 /* sliding_window state (include/fg_algos.h has the algorithm). */
 struct fg_sliding_window_state {
 	__u64 start_ns; /* start of the current window, a multiple of the period */

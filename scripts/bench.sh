@@ -42,6 +42,10 @@
 #   FG_BENCH_BUDGET    stop starting new rounds when the script would pass
 #                      this many seconds (default 660); reported if it happens
 #   FG_BENCH_PROG      0: skip build/bench_prog (default 1)
+#   FG_BENCH_RECEIVERS, FG_BENCH_SETS  only these receivers (RECEIVER@64k for
+#                      a churn run) and source sets, space-separated, for
+#                      example "floodgate-xdp floodgate-xdp@64k" and "1M": an
+#                      A/B of two builds in minutes (default: all)
 #   FG_BENCH_OUT       where the results go (default bench-results)
 #   FG_BENCH_LIMIT_RATE, FG_BENCH_LIMIT_UNIT (second or minute),
 #   FG_BENCH_LIMIT_BURST  the per-source limit of every limiter (default
@@ -96,6 +100,19 @@ SOURCE_SETS=(1 1k 1M 16M)
 # The churn path: the limiters with a table, again with SMALL_TABLE entries.
 CHURN_RECEIVERS=(floodgate-xdp@64k nft-meter@64k hashlimit@64k)
 CHURN_SETS=(1M 16M)
+# A subset, to compare two builds of one change quickly (the report's ratios
+# then cover only the pairs run).
+if [ -n "${FG_BENCH_RECEIVERS:-}" ]; then
+	read -ra picked <<<"$FG_BENCH_RECEIVERS"
+	RECEIVERS=() CHURN_RECEIVERS=()
+	for r in "${picked[@]}"; do
+		case $r in *@64k) CHURN_RECEIVERS+=("$r") ;; *) RECEIVERS+=("$r") ;; esac
+	done
+fi
+if [ -n "${FG_BENCH_SETS:-}" ]; then
+	read -ra SOURCE_SETS <<<"$FG_BENCH_SETS"
+	read -ra CHURN_SETS <<<"$(printf '%s\n' "${SOURCE_SETS[@]}" | grep -xE '1M|16M' | tr '\n' ' ')"
+fi
 declare -A SRC_SPEC=(
 	[1]=10.0.0.1
 	[1k]=10.0.0.0+1000
