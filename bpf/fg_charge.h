@@ -468,6 +468,32 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	return admitted;
 }
 
+/* The policy's overflow key, which every unknown source past the budget is
+ * charged to: refused from the `refusals` cache as an IPv4 source is
+ * (fg_charge_source4), under a key of its own there (its family is
+ * FG_FAMILY_OVERFLOW), so that a spoofed flood's packet does not look the
+ * key up in `sources` either. */
+static __always_inline int fg_charge_overflow(const struct fg_policy *policy,
+					      const struct fg_source_key *key,
+					      struct fg_clock *clock, __u64 cost,
+					      struct fg_global_stats *gstats)
+{
+	const bool cached = fg_gcra_word(policy) && fg_refusal_churn_limit && !fg_test_naive_update;
+	struct fg_source4_key key4 = fg_source4_key_of(key);
+	__u64 refused_state = 0;
+	int admitted;
+
+	if (cached && !fg_drop_sampled(gstats) &&
+	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, &policy->params.token_bucket,
+			      gstats))
+		return 0;
+	admitted =
+		fg_charge_word(&sources, key, policy, 0, key, clock, cost, gstats, &refused_state);
+	if (cached && admitted == 0 && refused_state)
+		fg_refusal_note(&key4, refused_state, fg_clock_earliest(clock));
+	return admitted;
+}
+
 static __always_inline int fg_charge_key(const struct fg_policy *policy, int budgeted,
 					 const struct fg_source_key *key, struct fg_clock *clock,
 					 __u64 cost, struct fg_global_stats *gstats)
@@ -494,6 +520,8 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 		 * its copy of this function has no IPv4 path to verify. */
 		if (budgeted && key->family == FG_FAMILY_IPV4)
 			return fg_charge_source4(policy, budgeted, key, clock, cost, gstats);
+		if (!budgeted)
+			return fg_charge_overflow(policy, key, clock, cost, gstats);
 		return fg_charge_word(&sources, key, policy, budgeted, key, clock, cost, gstats,
 				      &refused_state);
 	}

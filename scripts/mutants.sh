@@ -149,6 +149,18 @@ mutant synproxy-synacks-uncapped bpf/fg_synproxy.h '^test_prog$' \
 	'if (!fg_synack_allowed()) {' \
 	'if (0 && !fg_synack_allowed()) {' \
 	"synacks caps nothing: the proxy answers every SYN of a spoofed flood"
+mutant presence-never-renewed bpf/fg_charge.h '^test_prog$' \
+	'if (unnoted || fg_presence_lapsing(state->last_seen, clock))' \
+	'if (unnoted)' \
+	"a source's note is made once and never renewed: after two generations a source with state is refused with the spoofed flood"
+mutant presence-skips-noted bpf/fg_presence.h '^test_prog$' \
+	'return !word || fg_presence_has(*(volatile __u64 *)word, gen, bit);' \
+	'return !word;' \
+	"the presence filter reads every key as unnoted: past the budget, sources with state are refused as spoofed ones"
+mutant presence-forgets-known bpf/fg_charge.h '^test_prog$' \
+	'if (unnoted && ((*found = bpf_map_lookup_elem(unnoted, map_key)) ||' \
+	'if (0 && unnoted && ((*found = bpf_map_lookup_elem(unnoted, map_key)) ||' \
+	"a known source whose note has gone gets a fresh state in sources4, with a fresh burst, when the budget lets it by"
 mutant synproxy-open-connections-cut user/attach/synproxy_nft.c '^test_synproxy\.sh$' \
 	'fg_ct_seed_established(conf, err) < 0' \
 	'(0 && fg_ct_seed_established(conf, err) < 0)' \

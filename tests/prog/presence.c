@@ -94,6 +94,10 @@ FG_PROG_TEST(test_presence_spares_spoofed_lookups)
 	assert_int_equal(g.sources_created, 1 + 1 + 1); /* and the overflow key */
 	assert_int_equal(g.budget_overflow, 9);
 	assert_int_equal(unlooked, 9);
+	/* and of the 9 overflow charges (3 admitted), the refusals after the
+	 * first were refused from the cache, without the overflow key's
+	 * lookup, but for any the drop count sampled */
+	assert_in_range(skel->bss->fg_test_cached_refusals, 1, 5);
 	/* the known source keeps its own bucket meanwhile */
 	assert_int_equal(passed_with_budget_spent(skel, T0, &known, 5, true), 0);
 	/* a second later: its own bucket's one token, budget spent or not */
@@ -103,7 +107,7 @@ FG_PROG_TEST(test_presence_spares_spoofed_lookups)
 }
 
 /* The bit's word, by the slot function the datapath uses. */
-static void clear_note(struct floodgate_bpf *skel, const char *src)
+static void clear_note(struct floodgate_bpf *skel, const char *src, __u64 now)
 {
 	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
 	struct fg_source4_key key4;
@@ -115,16 +119,18 @@ static void clear_note(struct floodgate_bpf *skel, const char *src)
 	key4 = fg_source4_key_of(&key);
 	bit = fg_presence_slot(&key4, &index);
 	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.presence4), &index, &word), 0);
-	assert_true(fg_presence_has(word, fg_presence_gen(T0), bit)); /* noted */
+	assert_true(fg_presence_has(word, fg_presence_gen(now), bit)); /* noted */
 	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.presence4), &index, &none, 0),
 			 0);
 }
 
-/* A source with state whose note is gone meets the budget first: refused
- * while it is spent (as a source the table had evicted would be), and
- * found, with its state and noted again, once it lets the source by. */
+/* A known source (moved to known4) whose note is gone meets the budget
+ * first: refused while it is spent (as a source the table had evicted would
+ * be), and found, with its state and noted again, once the budget lets it
+ * be looked up: no fresh state, no fresh burst. */
 FG_PROG_TEST(test_presence_lost_note_finds_state)
 {
+	const __u64 later = T0 + 3 * SEC;
 	struct floodgate_bpf *skel = load_budgeted();
 	struct pkt_spec source = udp_a;
 	cpu_set_t all = stay_on_cpu0();
@@ -132,15 +138,18 @@ FG_PROG_TEST(test_presence_lost_note_finds_state)
 
 	source.src = "10.7.0.2";
 	assert_int_equal(xdp_passed(skel, T0, &source, 3), 3);
-	clear_note(skel, source.src);
+	/* 3 s later: known long enough, and moved to known4 */
+	assert_int_equal(xdp_passed(skel, later, &source, 3), 3);
+	assert_int_equal(global_stats(skel).sources_promoted, 1);
+	clear_note(skel, source.src, later);
 	/* the overflow key's burst of 3 went to the flood */
-	assert_int_equal(passed_with_budget_spent(skel, T0, &source, 1, false), 0);
+	assert_int_equal(passed_with_budget_spent(skel, later, &source, 1, false), 0);
 	/* the budget's token of the next ms lets it be looked up: its own
 	 * bucket is empty (no fresh burst of 3), and it is noted again */
 	created = global_stats(skel).sources_created;
-	assert_int_equal(xdp_passed(skel, T0 + MS, &source, 3), 0);
+	assert_int_equal(xdp_passed(skel, later + MS, &source, 3), 0);
 	assert_int_equal(global_stats(skel).sources_created, created);
-	assert_int_equal(passed_with_budget_spent(skel, T0 + SEC, &source, 2, true), 1);
+	assert_int_equal(passed_with_budget_spent(skel, later + SEC, &source, 2, true), 1);
 	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
