@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The refusal cache: IPv4 sources this CPU has just refused, refused again
- * without their `sources4` lookup. Part of bpf/floodgate.bpf.c, which
+ * without their `sources4` lookup, and the policies' overflow keys, without
+ * theirs in `sources` (fg_charge_overflow). Part of bpf/floodgate.bpf.c, which
  * includes it after fg_globals.h and fg_maps.h.
  */
 #ifndef FG_REFUSAL_H

@@ -311,11 +311,13 @@ struct fg_address_share {
 
 /* Entry of the per-CPU `refusals` array, a direct-mapped cache of IPv4
  * sources this CPU has just refused (token_bucket and leaky_bucket in
- * `sources4`): the key, and the TAT its state had then. A TAT only ever
- * grows, so while the GCRA refuses the packet against that older TAT it
- * would refuse it against the state's own, and the packet is refused
- * without the `sources4` lookup. An entry serves only under the policy
- * push it was written under (fg_runtime.generation), for at most
+ * `sources4`), and of overflow keys (in `sources`, as fg_source4_key with
+ * family FG_FAMILY_OVERFLOW and address 0): the key, and the TAT its state
+ * had then. A TAT only ever grows, so while the GCRA refuses the packet
+ * against that older TAT it would refuse it against the state's own, and
+ * the packet is refused without the table's lookup. An entry serves only
+ * under the policy push it was written under (fg_runtime.generation), for
+ * at most
  * FG_REFUSAL_REFRESH_NS, and while this CPU has created fewer than
  * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
  * saves are what mark the source's entry used, and a table turning over
