@@ -99,8 +99,9 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 "strikes of policy bans (ban_factor)"},
 	{"ban_count", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_ban_count),
 	 FD_OF(ban_count), NULL, false, NULL},
+	/* A filter, not a table: every word exists, so `status` counts none. */
 	{"presence4", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64), FD_OF(presence4), NULL,
-	 false, "which IPv4 keys may have state in sources4 or known4"},
+	 false, NULL},
 	/* Entry 0: the program fg_process hands a proxied port's packets to. */
 	{"synproxy_xdp", BPF_MAP_TYPE_PROG_ARRAY, sizeof(__u32), sizeof(__u32),
 	 FD_OF(synproxy_xdp), NULL, false, NULL},
