@@ -390,6 +390,14 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	return admitted;
 }
 
+/* Whether the `refusals` cache may answer this policy's refusals: a GCRA
+ * state (fixed_window's refusals do not hold at a later time), a cache
+ * that is on, and not the tests' racy update. */
+static __always_inline bool fg_refusal_serves(const struct fg_policy *policy)
+{
+	return fg_gcra_word(policy) && fg_refusal_churn_limit && !fg_test_naive_update;
+}
+
 /* Moves a source known long enough from `sources4` to `known4`, with its
  * state: there a flood that turns `sources4` over cannot evict it, nor hand
  * it a fresh burst. A charge another CPU makes to the old copy while it
@@ -427,8 +435,7 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 {
 	/* leaky_bucket's params are token_bucket's (fg_decide_word) */
 	const struct fg_gcra_params *gcra = &policy->params.token_bucket;
-	const bool cached = policy->algorithm != FG_ALG_FIXED_WINDOW && fg_refusal_churn_limit &&
-			    !fg_test_naive_update;
+	const bool cached = fg_refusal_serves(policy);
 	struct fg_source4_key key4 = fg_source4_key_of(key);
 	struct fg_source_state *state = NULL;
 	__u64 refused_state = 0;
@@ -478,7 +485,7 @@ static __always_inline int fg_charge_overflow(const struct fg_policy *policy,
 					      struct fg_clock *clock, __u64 cost,
 					      struct fg_global_stats *gstats)
 {
-	const bool cached = fg_gcra_word(policy) && fg_refusal_churn_limit && !fg_test_naive_update;
+	const bool cached = fg_refusal_serves(policy);
 	struct fg_source4_key key4 = fg_source4_key_of(key);
 	__u64 refused_state = 0;
 	int admitted;
