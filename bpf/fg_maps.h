@@ -119,10 +119,14 @@ struct {
 	__type(value, struct fg_recent_sources);
 } recent_sources SEC(".maps");
 
-/* Sources this CPU has just refused (fg_refusal); not pinned: a cache that
- * a restart may lose. */
+/* Sources each CPU has just refused (fg_refusal), FG_REFUSAL_SLOTS a CPU,
+ * CPU by CPU (fg_refusal_index); not pinned: a cache that a restart may
+ * lose. A plain array, sized for the possible CPUs at open
+ * (user/maps/skeleton.c), not a per-CPU one: its values sit in one
+ * page-aligned area, so each 32-byte entry lies in one cache line and is
+ * found without the per-CPU array's pointer per entry. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FG_REFUSAL_SLOTS);
 	__type(key, __u32);
 	__type(value, struct fg_refusal);

@@ -8,13 +8,13 @@
 #ifndef FG_REFUSAL_H
 #define FG_REFUSAL_H
 
-/* The source's index in this CPU's `refusals` cache. */
+/* The source's index in `refusals`: its slot in this CPU's part. */
 static __always_inline __u32 fg_refusal_index(const struct fg_source4_key *key4)
 {
 	const __u32 *words = (const __u32 *)key4;
 	__u32 slot = ((words[0] ^ words[1]) * 0x9e3779b1 ^ words[2]) * 0x9e3779b1;
 
-	return slot >> (32 - FG_REFUSAL_BITS);
+	return bpf_get_smp_processor_id() << FG_REFUSAL_BITS | slot >> (32 - FG_REFUSAL_BITS);
 }
 
 /* The source's slot in this CPU's `refusals` cache, with the runtime (for
@@ -60,8 +60,8 @@ static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, 
 	__u64 unused;
 
 	if (!rt || !seen || seen->generation != (__u32)rt->generation ||
-	    now - seen->written_ns >= FG_REFUSAL_REFRESH_NS ||
-	    gstats->sources_created - seen->created >= fg_refusal_churn_limit ||
+	    (__u32)(now >> FG_REFUSAL_TICK_SHIFT) - seen->written >= FG_REFUSAL_REFRESH_TICKS ||
+	    (__u32)gstats->sources_created - seen->created >= fg_refusal_churn_limit ||
 	    !fg_same_key4(&seen->key, key4) ||
 	    fg_gcra_admit(gcra, seen->tat_ns, now, cost, &unused))
 		return 0;
@@ -89,7 +89,7 @@ __noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_
 	seen->key = *key4;
 	seen->generation = rt->generation;
 	seen->tat_ns = refused_state;
-	seen->written_ns = now;
+	seen->written = now >> FG_REFUSAL_TICK_SHIFT;
 	seen->created = gstats->sources_created;
 	return 0;
 }

@@ -309,8 +309,8 @@ struct fg_address_share {
 	__u64 tat_ns;
 };
 
-/* Entry of the per-CPU `refusals` array, a direct-mapped cache of IPv4
- * sources this CPU has just refused (token_bucket and leaky_bucket in
+/* Entry of `refusals`, a direct-mapped cache for each CPU (bpf/fg_maps.h)
+ * of IPv4 sources the CPU has just refused (token_bucket and leaky_bucket in
  * `sources4`), and of overflow keys (in `sources`, as fg_source4_key with
  * family FG_FAMILY_OVERFLOW and address 0): the key, and the TAT its state
  * had then. A TAT only ever grows, so while the GCRA refuses the packet
@@ -322,16 +322,24 @@ struct fg_address_share {
  * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
  * saves are what mark the source's entry used, and a table turning over
  * must not evict a refused source that keeps sending. */
-#define FG_REFUSAL_BITS	       12
-#define FG_REFUSAL_SLOTS       (1U << FG_REFUSAL_BITS)
-#define FG_REFUSAL_REFRESH_NS  (1ULL << 30)
-#define FG_REFUSAL_CHURN_SHIFT 8
+#define FG_REFUSAL_BITS		 12
+#define FG_REFUSAL_SLOTS	 (1U << FG_REFUSAL_BITS)
+#define FG_REFUSAL_REFRESH_NS	 (1ULL << 30)
+#define FG_REFUSAL_CHURN_SHIFT	 8
+/* 32 bytes, so that no entry straddles two cache lines (at 40, half of
+ * them did: a refusal from the cache then read two). `written` and
+ * `created` keep the low 32 bits, compared by wrapping subtraction; an
+ * entry that a wrap (73 min, 2^32 creations) made look fresh again still
+ * refuses only what its state would: its TAT is that old too, and a GCRA
+ * admits against a TAT in the past. */
+#define FG_REFUSAL_TICK_SHIFT	 10 /* `written`'s unit: 1,024 ns */
+#define FG_REFUSAL_REFRESH_TICKS (FG_REFUSAL_REFRESH_NS >> FG_REFUSAL_TICK_SHIFT)
 struct fg_refusal {
 	struct fg_source4_key key;
 	__u32 generation; /* fg_runtime.generation's low 32 bits */
 	__u64 tat_ns;	  /* the state's TAT at the refusal */
-	__u64 written_ns; /* when */
-	__u64 created;	  /* this CPU's global_stats.sources_created then */
+	__u32 written;	  /* when, in ticks of 2^FG_REFUSAL_TICK_SHIFT ns */
+	__u32 created;	  /* this CPU's global_stats.sources_created then */
 };
 
 _Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key (sources, host_sources)");
@@ -354,7 +362,7 @@ _Static_assert(sizeof(struct fg_log_entry) == 16 + sizeof(struct fg_sliding_log_
 _Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_recent_sources) <= 32768,
 	       "fg_recent_sources: the kernel's largest per-CPU value");
-_Static_assert(sizeof(struct fg_refusal) == 40, "fg_refusal");
+_Static_assert(sizeof(struct fg_refusal) == 32, "fg_refusal: two to a cache line");
 _Static_assert(sizeof(struct fg_reserve_guard) == 16, "fg_reserve_guard");
 _Static_assert(sizeof(struct fg_address_share) == 16, "fg_address_share");
 

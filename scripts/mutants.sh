@@ -117,6 +117,10 @@ mutant refusal-cache-ignores-churn bpf/fg_refusal.h '^test_prog$' \
 	'gstats->sources_created - seen->created >= fg_refusal_churn_limit ||' \
 	'(gstats->sources_created & 0) ||' \
 	"the refusal cache serves while the table turns over (a refused source is evicted)"
+mutant refusal-cache-never-refreshed bpf/fg_refusal.h '^test_prog$' \
+	'seen->written >= FG_REFUSAL_REFRESH_TICKS ||' \
+	'seen->written > 0xffffffffU ||' \
+	"a refusal cache entry serves for ever: a refused source's state is never marked used"
 mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \

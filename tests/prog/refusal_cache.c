@@ -60,3 +60,30 @@ FG_PROG_TEST(test_refusal_cache)
 	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
+
+/* An entry serves for at most FG_REFUSAL_REFRESH_NS after it was written:
+ * the refusal after that goes to the state, which marks the source's entry
+ * used (its LRU recency, its drop count) and writes the entry again. Its
+ * time is kept in 1,024-ns ticks, modulo 2^32 (include/floodgate_state.h). */
+FG_PROG_TEST(test_refusal_cache_refreshes)
+{
+	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = udp\nrate = 1/min\n");
+	const __u64 stale = T0 + FG_REFUSAL_REFRESH_NS + 1024;
+	cpu_set_t all;
+	__u64 cached;
+
+	all = stay_on_cpu0();
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1), 1);
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 100), 0);
+	assert_true(skel->bss->fg_test_cached_refusals >= 90);
+
+	/* past the refresh: the first refusal goes to the state */
+	cached = skel->bss->fg_test_cached_refusals;
+	assert_int_equal(xdp_at(skel, stale, &udp_a), XDP_DROP);
+	assert_int_equal(skel->bss->fg_test_cached_refusals, cached);
+	/* and the entry it wrote serves again, half a refresh later */
+	assert_int_equal(xdp_passed(skel, stale + FG_REFUSAL_REFRESH_NS / 2, &udp_a, 8), 0);
+	assert_true(skel->bss->fg_test_cached_refusals >= cached + 6);
+	sched_setaffinity(0, sizeof(all), &all);
+	floodgate_bpf__destroy(skel);
+}
