@@ -122,12 +122,16 @@ struct {
 /* Sources each CPU has just refused (fg_refusal), FG_REFUSAL_SLOTS a CPU,
  * CPU by CPU (fg_refusal_index); not pinned: a cache that a restart may
  * lose. A plain array, sized for the possible CPUs at open
- * (user/maps/skeleton.c), not a per-CPU one: its values sit in one
- * page-aligned area, so each 32-byte entry lies in one cache line and is
- * found without the per-CPU array's pointer per entry. */
+ * (user/maps/skeleton.c), not a per-CPU one, so that an entry is found
+ * without the per-CPU array's pointer per entry; and mmapable, which is
+ * what puts its values at a page boundary: a plain array's start 312
+ * bytes into its allocation on 6.18 (after struct bpf_array's header, 56
+ * mod 64), so that every other 32-byte entry straddled two cache lines.
+ * Nothing maps it but a test (tests/prog/refusal_cache.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FG_REFUSAL_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct fg_refusal);
 } refusals SEC(".maps");

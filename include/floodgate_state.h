@@ -327,7 +327,8 @@ struct fg_address_share {
 #define FG_REFUSAL_REFRESH_NS	 (1ULL << 30)
 #define FG_REFUSAL_CHURN_SHIFT	 8
 /* 32 bytes, so that no entry straddles two cache lines (at 40, half of
- * them did: a refusal from the cache then read two). `written` and
+ * them did: a refusal from the cache then read two), in a map whose values
+ * start at a page (bpf/fg_maps.h). `written` and
  * `created` keep the low 32 bits, compared by wrapping subtraction; an
  * entry that a wrap (73 min, 2^32 creations) made look fresh again still
  * refuses only what its state would: its TAT is that old too, and a GCRA

@@ -121,6 +121,13 @@ mutant refusal-cache-never-refreshed bpf/fg_refusal.h '^test_prog$' \
 	'seen->written >= FG_REFUSAL_REFRESH_TICKS ||' \
 	'seen->written > 0xffffffffU ||' \
 	"a refusal cache entry serves for ever: a refused source's state is never marked used"
+mutant refusal-cache-unaligned bpf/fg_maps.h '^test_prog$' \
+	'__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct fg_refusal);' \
+	'__type(key, __u32);
+	__type(value, struct fg_refusal);' \
+	"the refusals cache starts mid-line (not mmapable), half its entries straddling two cache lines"
 mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \

@@ -5,6 +5,8 @@
  */
 #include <arpa/inet.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "fixtures.h"
 
@@ -84,6 +86,43 @@ FG_PROG_TEST(test_refusal_cache_refreshes)
 	/* and the entry it wrote serves again, half a refresh later */
 	assert_int_equal(xdp_passed(skel, stale + FG_REFUSAL_REFRESH_NS / 2, &udp_a, 8), 0);
 	assert_true(skel->bss->fg_test_cached_refusals >= cached + 6);
+	sched_setaffinity(0, sizeof(all), &all);
+	floodgate_bpf__destroy(skel);
+}
+
+/* The layout docs/bpftool.md gives `refusals`: FG_REFUSAL_SLOTS entries
+ * for each possible CPU, CPU n's from n × FG_REFUSAL_SLOTS, in a map that
+ * can be mapped, which is what starts its values at a page (bpf/fg_maps.h:
+ * a 32-byte entry then never straddles two cache lines). A source CPU 0
+ * refused is in CPU 0's part, once. */
+FG_PROG_TEST(test_refusal_cache_layout)
+{
+	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = udp\nrate = 1/min\n");
+	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
+	__u32 entries = bpf_map__max_entries(skel->maps.refusals), i, found = 0, at = 0;
+	size_t bytes = (size_t)entries * sizeof(struct fg_refusal);
+	struct fg_source4_key key4;
+	struct fg_refusal *slots;
+	cpu_set_t all;
+
+	assert_int_equal(bpf_map__value_size(skel->maps.refusals), sizeof(struct fg_refusal));
+	assert_int_equal(entries, (__u32)libbpf_num_possible_cpus() << FG_REFUSAL_BITS);
+	all = stay_on_cpu0();
+	key.policy_id = fg_policy_id_of(skel, "p");
+	inet_pton(AF_INET, udp_a.src, key.addr);
+	key4 = fg_source4_key_of(&key);
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 3), 1);
+
+	slots = mmap(NULL, bytes, PROT_READ, MAP_SHARED, bpf_map__fd(skel->maps.refusals), 0);
+	assert_true(slots != MAP_FAILED);
+	for (i = 0; i < entries; i++)
+		if (!memcmp(&slots[i].key, &key4, sizeof(key4))) {
+			found++;
+			at = i;
+		}
+	assert_int_equal(found, 1);
+	assert_true(at < FG_REFUSAL_SLOTS);
+	munmap(slots, bytes);
 	sched_setaffinity(0, sizeof(all), &all);
 	floodgate_bpf__destroy(skel);
 }
