@@ -431,7 +431,7 @@ static __always_inline void fg_promote(const struct fg_source4_key *key4,
 static __always_inline int fg_charge_source4(const struct fg_policy *policy, int budgeted,
 					     const struct fg_source_key *key,
 					     struct fg_clock *clock, __u64 cost,
-					     struct fg_global_stats *gstats)
+					     struct fg_global_stats *gstats, __u32 generation)
 {
 	/* leaky_bucket's params are token_bucket's (fg_decide_word) */
 	const struct fg_gcra_params *gcra = &policy->params.token_bucket;
@@ -443,7 +443,7 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
-	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra, gstats))
+	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra, gstats, generation))
 		return 0;
 	if (fg_budget_in_force() && !fg_presence_maybe(&key4, fg_presence_gen_at(clock)))
 		unnoted = &known4;
@@ -471,7 +471,7 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 			fg_promote(&key4, state, gstats);
 	}
 	if (cached && admitted == 0 && refused_state)
-		fg_refusal_note(&key4, refused_state, fg_clock_earliest(clock));
+		fg_refusal_note(&key4, refused_state, fg_clock_earliest(clock), generation);
 	return admitted;
 }
 
@@ -483,7 +483,7 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 static __always_inline int fg_charge_overflow(const struct fg_policy *policy,
 					      const struct fg_source_key *key,
 					      struct fg_clock *clock, __u64 cost,
-					      struct fg_global_stats *gstats)
+					      struct fg_global_stats *gstats, __u32 generation)
 {
 	const bool cached = fg_refusal_serves(policy);
 	struct fg_source4_key key4 = fg_source4_key_of(key);
@@ -492,18 +492,19 @@ static __always_inline int fg_charge_overflow(const struct fg_policy *policy,
 
 	if (cached && !fg_drop_sampled(gstats) &&
 	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, &policy->params.token_bucket,
-			      gstats))
+			      gstats, generation))
 		return 0;
 	admitted =
 		fg_charge_word(&sources, key, policy, 0, key, clock, cost, gstats, &refused_state);
 	if (cached && admitted == 0 && refused_state)
-		fg_refusal_note(&key4, refused_state, fg_clock_earliest(clock));
+		fg_refusal_note(&key4, refused_state, fg_clock_earliest(clock), generation);
 	return admitted;
 }
 
 static __always_inline int fg_charge_key(const struct fg_policy *policy, int budgeted,
 					 const struct fg_source_key *key, struct fg_clock *clock,
-					 __u64 cost, struct fg_global_stats *gstats)
+					 __u64 cost, struct fg_global_stats *gstats,
+					 __u32 generation)
 {
 	__u64 refused_state;
 
@@ -526,9 +527,10 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 		 * overflow key (the one charge not budgeted) is never IPv4:
 		 * its copy of this function has no IPv4 path to verify. */
 		if (budgeted && key->family == FG_FAMILY_IPV4)
-			return fg_charge_source4(policy, budgeted, key, clock, cost, gstats);
+			return fg_charge_source4(policy, budgeted, key, clock, cost, gstats,
+						 generation);
 		if (!budgeted)
-			return fg_charge_overflow(policy, key, clock, cost, gstats);
+			return fg_charge_overflow(policy, key, clock, cost, gstats, generation);
 		return fg_charge_word(&sources, key, policy, budgeted, key, clock, cost, gstats,
 				      &refused_state);
 	}
@@ -538,13 +540,14 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
  * budget is charged to the policy's shared overflow key instead (and
  * *key becomes that key), unless the fleet holds that key: the caller
  * checked the hold of the packet's own key only (`fleet`: NULL unless
- * scope = fleet). */
+ * scope = fleet). `generation` is the policy's set's tag (the refusal
+ * cache's). */
 static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_source_key *key,
 				     struct fg_clock *clock, __u64 cost,
 				     const struct fg_fleet_state *fleet,
-				     struct fg_global_stats *gstats)
+				     struct fg_global_stats *gstats, __u32 generation)
 {
-	int admitted = fg_charge_key(policy, 1, key, clock, cost, gstats);
+	int admitted = fg_charge_key(policy, 1, key, clock, cost, gstats, generation);
 
 	if (admitted != FG_NO_BUDGET)
 		return admitted;
@@ -556,7 +559,7 @@ static __always_inline int fg_charge(const struct fg_policy *policy, struct fg_s
 		gstats->fleet_held++; /* not charged locally, as in fg_apply */
 		return 0;
 	}
-	return fg_charge_key(policy, 0, key, clock, cost, gstats);
+	return fg_charge_key(policy, 0, key, clock, cost, gstats, generation);
 }
 
 #endif /* FG_CHARGE_H */

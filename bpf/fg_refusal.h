@@ -17,18 +17,15 @@ static __always_inline __u32 fg_refusal_index(const struct fg_source4_key *key4)
 	return bpf_get_smp_processor_id() << FG_REFUSAL_BITS | slot >> (32 - FG_REFUSAL_BITS);
 }
 
-/* The source's slot in this CPU's `refusals` cache, with the runtime (for
- * the generation) and this CPU's global stats (for sources_created); NULL
- * if any is missing. */
+/* The source's slot in this CPU's `refusals` cache, with this CPU's global
+ * stats (for sources_created); NULL if either is missing. */
 static __always_inline struct fg_refusal *fg_refusal_slot(const struct fg_source4_key *key4,
-							  struct fg_runtime **rt,
 							  struct fg_global_stats **gstats)
 {
 	__u32 slot = fg_refusal_index(key4), zero = 0;
 
-	*rt = bpf_map_lookup_elem(&runtime, &zero);
 	*gstats = bpf_map_lookup_elem(&global_stats, &zero);
-	if (!*rt || !*gstats)
+	if (!*gstats)
 		return NULL;
 	return bpf_map_lookup_elem(&refusals, &slot);
 }
@@ -46,20 +43,19 @@ static __always_inline bool fg_same_key4(const struct fg_source4_key *a,
  * when this CPU refused the source moments ago: the GCRA refuses against
  * the TAT seen then, so it refuses against the state's, which can only be
  * later (admissions move it forward, refusals do not move it). The GCRA is
- * the policy's as it is now. Inlined in its one caller, which has this
- * CPU's global stats at hand: as a global function, with its own lookups,
- * a refusal took ~3 ns more (docs/design-costs.md, "What each per-packet step costs").
+ * the policy's as it is now; `generation` is its set's tag. Inlined in its one caller, which has
+ * this CPU's global stats at hand: as a global function, with its own lookups, a refusal took ~3 ns
+ * more (docs/design-costs.md, "What each per-packet step costs").
  */
 static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now,
 					     __u64 cost, const struct fg_gcra_params *gcra,
-					     const struct fg_global_stats *gstats)
+					     const struct fg_global_stats *gstats, __u32 generation)
 {
-	__u32 slot = fg_refusal_index(key4), zero = 0;
-	struct fg_runtime *rt = bpf_map_lookup_elem(&runtime, &zero);
+	__u32 slot = fg_refusal_index(key4);
 	struct fg_refusal *seen = bpf_map_lookup_elem(&refusals, &slot);
 	__u64 unused;
 
-	if (!rt || !seen || seen->generation != (__u32)rt->generation ||
+	if (!seen || seen->generation != generation ||
 	    (__u32)(now >> FG_REFUSAL_TICK_SHIFT) - seen->written >= FG_REFUSAL_REFRESH_TICKS ||
 	    (__u32)gstats->sources_created - seen->created >= fg_refusal_churn_limit ||
 	    !fg_same_key4(&seen->key, key4) ||
@@ -75,19 +71,19 @@ static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, 
  * slot holds, and a TAT the GCRA would refuse against lies in the past now
  * (a refusal at `now` against it needs now < TAT + cost - tau, which an
  * admission at or before `now` rules out). */
-__noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_state, __u64 now)
+__noinline int fg_refusal_note(const struct fg_source4_key *key4, __u64 refused_state, __u64 now,
+			       __u32 generation)
 {
 	struct fg_global_stats *gstats;
 	struct fg_refusal *seen;
-	struct fg_runtime *rt;
 
 	if (!key4)
 		return 0;
-	seen = fg_refusal_slot(key4, &rt, &gstats);
+	seen = fg_refusal_slot(key4, &gstats);
 	if (!seen)
 		return 0;
 	seen->key = *key4;
-	seen->generation = rt->generation;
+	seen->generation = generation;
 	seen->tat_ns = refused_state;
 	seen->written = now >> FG_REFUSAL_TICK_SHIFT;
 	seen->created = gstats->sources_created;

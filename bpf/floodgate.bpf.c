@@ -76,7 +76,7 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
 		admitted = 0;
 		fleet_refused = true;
 	} else {
-		admitted = fg_charge(policy, &key, clock, cost, fleet, gstats);
+		admitted = fg_charge(policy, &key, clock, cost, fleet, gstats, set->generation);
 		if (admitted < 0)
 			admitted = set->table_full_verdict == FG_VERDICT_PASS;
 		if (admitted && fleet)
@@ -108,21 +108,21 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
  * One layer of the policy walk, as a global (non-static) function: the
  * verifier checks a global function once, on its own, instead of once per
  * call site and loop iteration, which keeps the 64-layer walk far below the
- * instruction limit.
+ * instruction limit. The walk's caller has this CPU's global stats and the
+ * active set at hand and passes them, rather than each layer looking them up
+ * again; a BPF function takes five arguments, so the layer's stats index
+ * (slot * FG_MAX_POLICIES + index) and the packet's length share one.
  */
-__noinline int fg_apply_layer(__u32 slot, __u32 index, const struct fg_packet *pkt, __u64 pkt_len,
-			      struct fg_clock *clock)
+__noinline int fg_apply_layer(__u64 layer_and_len, const struct fg_packet *pkt,
+			      struct fg_clock *clock, struct fg_global_stats *gstats,
+			      const struct fg_policy_set *set)
 {
-	struct fg_global_stats *gstats;
-	struct fg_policy_set *set;
-	__u32 zero = 0;
+	__u32 stats_index = (__u32)layer_and_len;
+	__u32 slot = stats_index / FG_MAX_POLICIES, index = stats_index % FG_MAX_POLICIES;
 
-	slot &= FG_POLICY_SLOTS - 1;
-	gstats = bpf_map_lookup_elem(&global_stats, &zero);
-	set = bpf_map_lookup_elem(&policy_sets, &slot);
-	if (!pkt || !clock || !gstats || !set || index >= FG_MAX_POLICIES)
+	if (!pkt || !clock || !gstats || !set || slot >= FG_POLICY_SLOTS)
 		return FG_VERDICT_PASS;
-	return fg_apply(set, slot, index, pkt, pkt_len, clock, gstats);
+	return fg_apply(set, slot, index, pkt, layer_and_len >> 32, clock, gstats);
 }
 
 /* Bans the packet's source under layer `index`, whose refusal asked for it
@@ -322,7 +322,8 @@ fg_judge(void *ctx, __u32 slot, const struct fg_policy_set *set, const struct fg
 		asm volatile("" : "+r"(index));
 		if (index >= FG_MAX_POLICIES)
 			break;
-		refused = fg_apply_layer(slot, index, pkt, pkt_len, clock);
+		refused = fg_apply_layer(pkt_len << 32 | (slot * FG_MAX_POLICIES + index), pkt,
+					 clock, gstats, set);
 		if (refused == FG_VERDICT_PASS)
 			continue;
 		if (refused == FG_VERDICT_DROP_AND_BAN) {

@@ -133,16 +133,22 @@ struct fg_policy {
 
 /* Value of the `policy_sets` array (FG_POLICY_SLOTS entries). The datapath
  * reads the slot named by fg_runtime.active_slot; reload writes the other
- * slot and then flips active_slot. */
+ * slot and then flips active_slot. `generation` is the low 16 bits of the
+ * fg_runtime.generation the set was made active under (fg_policy_activate):
+ * the refusal cache's tag, read with the set the packet is judged by rather
+ * than by a lookup of the runtime record. Two sets active one after the
+ * other never share it; a tag comes back after 65,536 pushes, and an entry
+ * of the cache serves for at most FG_REFUSAL_REFRESH_NS (~1.07 s), far
+ * less than 65,536 pushes take (each writes the 2 x 65,536 port masks). */
 struct fg_policy_set {
 	__u32 count;
 	__u8 malformed_verdict;	 /* enum fg_verdict */
 	__u8 table_full_verdict; /* on_insert_failure: no entry could be created */
-	__u16 pad;
-	__u64 src_restricted;	/* policies that need the src_match lookup */
-	__u64 portless_match;	/* policies matching packets without ports */
-	__u64 syn_only;		/* policies that match TCP SYN without ACK only */
-	__u64 proto_match[256]; /* by IP protocol number */
+	__u16 generation;	 /* the refusal cache's tag (above) */
+	__u64 src_restricted;	 /* policies that need the src_match lookup */
+	__u64 portless_match;	 /* policies matching packets without ports */
+	__u64 syn_only;		 /* policies that match TCP SYN without ACK only */
+	__u64 proto_match[256];	 /* by IP protocol number */
 	struct fg_policy policies[FG_MAX_POLICIES];
 	__u64 size_match[FG_SIZE_CLASSES]; /* by frame-length class (FG_SIZE_CLASS_SHIFT) */
 	/* [allow]/[deny] prefixes of this slot in `access_lists`: with none,

@@ -316,9 +316,8 @@ struct fg_address_share {
  * had then. A TAT only ever grows, so while the GCRA refuses the packet
  * against that older TAT it would refuse it against the state's own, and
  * the packet is refused without the table's lookup. An entry serves only
- * under the policy push it was written under (fg_runtime.generation), for
- * at most
- * FG_REFUSAL_REFRESH_NS, and while this CPU has created fewer than
+ * under the policy set it was written under (fg_policy_set.generation), for
+ * at most FG_REFUSAL_REFRESH_NS, and while this CPU has created fewer than
  * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
  * saves are what mark the source's entry used, and a table turning over
  * must not evict a refused source that keeps sending. */
@@ -337,7 +336,7 @@ struct fg_address_share {
 #define FG_REFUSAL_REFRESH_TICKS (FG_REFUSAL_REFRESH_NS >> FG_REFUSAL_TICK_SHIFT)
 struct fg_refusal {
 	struct fg_source4_key key;
-	__u32 generation; /* fg_runtime.generation's low 32 bits */
+	__u32 generation; /* the set's fg_policy_set.generation */
 	__u64 tat_ns;	  /* the state's TAT at the refusal */
 	__u32 written;	  /* when, in ticks of 2^FG_REFUSAL_TICK_SHIFT ns */
 	__u32 created;	  /* this CPU's global_stats.sources_created then */

@@ -110,9 +110,13 @@ mutant drop-sample-one-in-16 bpf/fg_charge.h '^test_top\.sh$' \
 	'return !(draw >> 60);' \
 	"a per-source drop count samples one refusal in 16 but still adds 64"
 mutant refusal-cache-ignores-generation bpf/fg_refusal.h '^test_prog$' \
-	'seen->generation != (__u32)rt->generation ||' \
-	'seen->generation == ~0U ||' \
+	'seen->generation != generation ||' \
+	'seen->generation == ~generation ||' \
 	"a refusal cache entry outlives the policy push it was written under"
+mutant refusal-cache-tag-never-changes user/policy/policy.c '^test_prog$' \
+	'set->generation = (__u16)(rt.generation + 1);' \
+	'set->generation = 0;' \
+	"a policy push leaves its set's tag as it was: refusals cached under the old policy serve under the new"
 mutant refusal-cache-ignores-churn bpf/fg_refusal.h '^test_prog$' \
 	'gstats->sources_created - seen->created >= fg_refusal_churn_limit ||' \
 	'(gstats->sources_created & 0) ||' \

@@ -503,14 +503,27 @@ __u32 fg_host_entries(const struct fg_config *cfg)
 
 int fg_policy_activate(const struct fg_policy_maps *maps, __u32 slot)
 {
+	struct fg_policy_set *set = malloc(sizeof(*set));
 	struct fg_runtime rt;
 	__u32 zero = 0;
+	int err = set ? 0 : -ENOMEM;
 
-	if (bpf_map_lookup_elem(maps->runtime, &zero, &rt))
-		return -errno;
-	rt.active_slot = slot;
-	rt.generation++;
-	if (bpf_map_update_elem(maps->runtime, &zero, &rt, BPF_ANY))
-		return -errno;
-	return 0;
+	if (!err && (bpf_map_lookup_elem(maps->runtime, &zero, &rt) ||
+		     bpf_map_lookup_elem(maps->policy_sets, &slot, set)))
+		err = -errno;
+	/* The set's tag before the flip: no refusal the cache holds from an
+	 * earlier set serves under this one (include/floodgate_policy.h). */
+	if (!err) {
+		set->generation = (__u16)(rt.generation + 1);
+		if (bpf_map_update_elem(maps->policy_sets, &slot, set, BPF_ANY))
+			err = -errno;
+	}
+	if (!err) {
+		rt.active_slot = slot;
+		rt.generation++;
+		if (bpf_map_update_elem(maps->runtime, &zero, &rt, BPF_ANY))
+			err = -errno;
+	}
+	free(set);
+	return err;
 }
