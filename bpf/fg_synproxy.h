@@ -585,10 +585,60 @@ static __always_inline bool fg_ct_confirmed(void *ctx, bool tc, const struct fg_
 	return confirmed;
 }
 
+/* Whether the cookie the packet's ACK echoes is one this host made for
+ * its SYN: 0 if so. */
+static __always_inline long fg_cookie_refused(struct fg_synproxy_scratch *s)
+{
+	if (s->pkt.family == FG_FAMILY_IPV4)
+		return bpf_tcp_raw_check_syncookie_ipv4(&s->ip.v4, &s->tcp.th);
+	return bpf_tcp_raw_check_syncookie_ipv6(&s->ip.v6, &s->tcp.th);
+}
+
+/*
+ * A window probe in place of the handshake's ACK. The SYN-ACK offers a
+ * zero window, as nftables' synproxy does, so that the client holds its
+ * data until nftables has made the connection to the listener. Should
+ * the client's ACK be lost (a full receive ring under the very flood the
+ * proxy is for), a Linux client probes that window with bare ACKs one
+ * below its next sequence number (tcp_xmit_probe_skb), which the cookie,
+ * made of the SYN's, refuses: the connection hung until the client gave
+ * up (about 1% of connects in `make bench`'s SYN flood). Such a probe is
+ * checked as the ACK it stands for and, if the cookie holds, becomes that
+ * ACK (sequence number and checksum rewritten), which nftables' synproxy
+ * then completes the handshake with. Returns 0 when it did; a packet with
+ * data or other flags is no probe.
+ */
+static __always_inline long fg_synproxy_probe(void *ctx, bool tc, struct fg_synproxy_scratch *s,
+					      __u32 l4)
+{
+	__be32 probe_seq = s->tcp.th.seq;
+	__u32 header = s->tcp.th.doff * 4, segment;
+	__u64 sum;
+
+	if (s->pkt.family == FG_FAMILY_IPV4)
+		segment = bpf_ntohs(s->ip.v4.tot_len) - sizeof(struct iphdr);
+	else
+		segment = bpf_ntohs(s->ip.v6.payload_len);
+	if (segment != header || s->tcp.th.fin || s->tcp.th.psh || s->tcp.th.urg)
+		return 1;
+	s->tcp.th.seq = bpf_htonl(bpf_ntohl(probe_seq) + 1);
+	if (fg_cookie_refused(s))
+		return 1;
+	/* RFC 1624: the checksum less the old word, plus the new one. */
+	sum = (__u16)~s->tcp.th.check;
+	sum += (__u32)~probe_seq;
+	sum += (__u32)s->tcp.th.seq;
+	s->tcp.th.check = fg_csum_fold(sum);
+	return fg_frame_store(ctx, tc, l4, &s->tcp.th, sizeof(s->tcp.th));
+}
+
 /* Not a SYN: a connection conntrack knows, or an ACK with a valid cookie
- * (the third packet of a handshake this proxy answered). */
-static __always_inline enum fg_synproxy_outcome
-fg_synproxy_ack(void *ctx, bool tc, struct fg_synproxy_scratch *s, struct fg_global_stats *gstats)
+ * (the third packet of a handshake this proxy answered, or a window probe
+ * in its place). */
+static __always_inline enum fg_synproxy_outcome fg_synproxy_ack(void *ctx, bool tc,
+								struct fg_synproxy_scratch *s,
+								__u32 l4,
+								struct fg_global_stats *gstats)
 {
 	long refused;
 
@@ -599,10 +649,8 @@ fg_synproxy_ack(void *ctx, bool tc, struct fg_synproxy_scratch *s, struct fg_glo
 	}
 	if (!s->tcp.th.ack || s->tcp.th.syn || s->tcp.th.rst)
 		refused = 1;
-	else if (s->pkt.family == FG_FAMILY_IPV4)
-		refused = bpf_tcp_raw_check_syncookie_ipv4(&s->ip.v4, &s->tcp.th);
 	else
-		refused = bpf_tcp_raw_check_syncookie_ipv6(&s->ip.v6, &s->tcp.th);
+		refused = fg_cookie_refused(s) && fg_synproxy_probe(ctx, tc, s, l4);
 	if (refused) {
 		gstats->synproxy_cookies_refused++;
 		return FG_SYNPROXY_DROP;
@@ -634,7 +682,7 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_verdict(void *ctx, b
 	}
 	if (s->tcp.th.syn && !s->tcp.th.ack)
 		return fg_synproxy_syn(ctx, tc, s, l4, gstats);
-	return fg_synproxy_ack(ctx, tc, s, gstats);
+	return fg_synproxy_ack(ctx, tc, s, l4, gstats);
 }
 
 #endif /* FG_SYNPROXY_H */

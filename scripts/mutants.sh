@@ -164,6 +164,14 @@ mutant synproxy-synacks-uncapped bpf/fg_synproxy.h '^test_prog$' \
 	'if (!fg_synack_allowed()) {' \
 	'if (0 && !fg_synack_allowed()) {' \
 	"synacks caps nothing: the proxy answers every SYN of a spoofed flood"
+mutant synproxy-probe-refused bpf/fg_synproxy.h '^test_prog$' \
+	'refused = fg_cookie_refused(s) && fg_synproxy_probe(ctx, tc, s, l4);' \
+	'refused = fg_cookie_refused(s) && (l4 || fg_synproxy_probe(ctx, tc, s, l4));' \
+	"a window probe in place of a lost handshake ACK is refused: the client's connection hangs until it gives up"
+mutant synproxy-probe-checksum-stale bpf/fg_synproxy.h '^test_prog$' \
+	's->tcp.th.check = fg_csum_fold(sum);' \
+	's->tcp.th.check = sum ? s->tcp.th.check : 0;' \
+	"a window probe passed as the handshake ACK keeps its old checksum: the stack drops it as corrupt"
 mutant presence-never-renewed bpf/fg_charge.h '^test_prog$' \
 	'if (unnoted || fg_presence_lapsing(state->last_seen, clock))' \
 	'if (unnoted)' \

@@ -43,6 +43,33 @@ static const uint8_t linux_syn_options[20] = {2,    4,	  0x05, 0xb4, 4, 2, 8, 10
 					      0x30, 0x39, 0,	0,    0, 0, 1, 3,  3, 7};
 static const uint8_t mss_only_options[4] = {2, 4, 0x05, 0xb4};
 
+static uint32_t sum16(const void *data, size_t len, uint32_t sum);
+static uint16_t fold(uint32_t sum);
+
+/* The one's complement sum of the TCP pseudo-header of the IP packet at
+ * `l3` and of its segment, which a valid checksum makes 0xffff; *th is
+ * the segment's header. */
+static uint16_t tcp_sum(const uint8_t *l3, int family, struct tcphdr **th)
+{
+	size_t tcp_len;
+	uint32_t pseudo;
+
+	if (family == 6) {
+		const struct ipv6hdr *ip6 = (const struct ipv6hdr *)l3;
+
+		tcp_len = ntohs(ip6->payload_len);
+		*th = (struct tcphdr *)(ip6 + 1);
+		pseudo = sum16(&ip6->saddr, 32, tcp_len + IPPROTO_TCP);
+	} else {
+		const struct iphdr *ip = (const struct iphdr *)l3;
+
+		tcp_len = ntohs(ip->tot_len) - sizeof(*ip);
+		*th = (struct tcphdr *)(ip + 1);
+		pseudo = sum16(&ip->saddr, 8, tcp_len + IPPROTO_TCP);
+	}
+	return fold(sum16(*th, tcp_len, pseudo));
+}
+
 static size_t build_segment(uint8_t *buf, const struct segment *s)
 {
 	struct ethhdr *eth = (struct ethhdr *)buf;
@@ -85,6 +112,7 @@ static size_t build_segment(uint8_t *buf, const struct segment *s)
 	((uint8_t *)th)[13] = s->flags;
 	th->window = htons(64240);
 	memcpy(th + 1, s->options, s->options_len);
+	th->check = htons(~tcp_sum(buf + sizeof(*eth), s->family, &th));
 	return l4 + tcp_len;
 }
 
@@ -244,6 +272,67 @@ FG_PROG_TEST(test_synproxy_ipv4_handshake)
 FG_PROG_TEST(test_synproxy_ipv6_handshake)
 {
 	handshake(6);
+}
+
+/* The handshake's ACK lost (a full receive ring under the flood), a Linux
+ * client probes the zero window the SYN-ACK offered with bare ACKs one
+ * below its next sequence number: such a probe passes as the ACK it stands
+ * for, its sequence number and checksum rewritten to that ACK's; a forged
+ * probe, or one carrying data, does not. The SYN offers the largest MSS,
+ * the cookie's top MSS index: with a lower one, a sequence number one
+ * below reads as the next index, a valid cookie of its own. */
+static void probe_in_place_of_ack(int family)
+{
+	static const uint8_t largest_mss[4] = {2, 4, 0xff, 0xff};
+	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22, FG_SKEL_XDP);
+	struct segment syn = {.family = family,
+			      .dport = 22,
+			      .flags = TCP_SYN,
+			      /* the probe's seq + 1 carries into the high half (and
+			       * changes the checksum: from 0xffffffff, ones'
+			       * complement 0, to 0, it would not) */
+			      .seq = 0x1234ffff,
+			      .options = largest_mss,
+			      .options_len = sizeof(largest_mss)};
+	struct segment probe, forged, with_data;
+	struct tcphdr *passed;
+	struct reply r;
+	struct fg_global_stats g;
+
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_TX);
+	probe = echo_of(&syn, synack_of(&r, &syn), 0);
+	probe.seq = syn.seq; /* snd_una - 1 */
+	forged = probe;
+	forged.ack_seq ^= 0x00ff0000;
+	with_data = probe;
+	with_data.options = (const uint8_t *)"data";
+	with_data.options_len = 4;
+	with_data.doff = 5;
+
+	run_segment(xdp_fd(skel), &forged, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	run_segment(xdp_fd(skel), &with_data, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	run_segment(xdp_fd(skel), &probe, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	assert_int_equal(tcp_sum(r.frame + sizeof(struct ethhdr), family, &passed), 0xffff);
+	assert_int_equal(ntohl(passed->seq), syn.seq + 1);
+	assert_int_equal(ntohl(passed->ack_seq), probe.ack_seq);
+	g = global_stats(skel);
+	assert_int_equal(g.synproxy_cookies_accepted, 1);
+	assert_int_equal(g.synproxy_cookies_refused, 2);
+	floodgate_bpf__destroy(skel);
+}
+
+FG_PROG_TEST(test_synproxy_ipv4_probe_for_lost_ack)
+{
+	probe_in_place_of_ack(4);
+}
+
+FG_PROG_TEST(test_synproxy_ipv6_probe_for_lost_ack)
+{
+	probe_in_place_of_ack(6);
 }
 
 /* The SYN-ACK's options: the config's MSS, SACK and window scale, and the
