@@ -606,7 +606,10 @@ static __always_inline long fg_cookie_refused(struct fg_synproxy_scratch *s)
  * checked as the ACK it stands for and, if the cookie holds, becomes that
  * ACK (sequence number and checksum rewritten), which nftables' synproxy
  * then completes the handshake with. Returns 0 when it did; a packet with
- * data or other flags is no probe.
+ * data or other flags is no probe. Only for a client whose MSS is the
+ * cookie's largest value: for a smaller one the kernel's check reads the
+ * probe as the cookie of the next MSS value, and it passes unchanged
+ * (docs/config.md, `[synproxy]`).
  */
 static __always_inline long fg_synproxy_probe(void *ctx, bool tc, struct fg_synproxy_scratch *s,
 					      __u32 l4)
