@@ -43,8 +43,25 @@ static const uint8_t linux_syn_options[20] = {2,    4,	  0x05, 0xb4, 4, 2, 8, 10
 					      0x30, 0x39, 0,	0,    0, 0, 1, 3,  3, 7};
 static const uint8_t mss_only_options[4] = {2, 4, 0x05, 0xb4};
 
-static uint32_t sum16(const void *data, size_t len, uint32_t sum);
-static uint16_t fold(uint32_t sum);
+/* The one's complement sum of `len` bytes, as the checksums use it. */
+static uint32_t sum16(const void *data, size_t len, uint32_t sum)
+{
+	const uint8_t *p = data;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (p[i] << 8) | p[i + 1];
+	if (len & 1)
+		sum += p[len - 1] << 8;
+	return sum;
+}
+
+static uint16_t fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
 
 /* The one's complement sum of the TCP pseudo-header of the IP packet at
  * `l3` and of its segment, which a valid checksum makes 0xffff; *th is
@@ -150,26 +167,6 @@ static struct floodgate_bpf *load_synproxy(const char *config, int progs)
 	return skel;
 }
 
-/* The one's complement sum of `len` bytes, as the checksums use it. */
-static uint32_t sum16(const void *data, size_t len, uint32_t sum)
-{
-	const uint8_t *p = data;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (p[i] << 8) | p[i + 1];
-	if (len & 1)
-		sum += p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum;
-}
-
 /* The SYN-ACK in `r`: its TCP header, after checking that the IP and TCP
  * checksums hold and that the addresses, ports and MACs are the SYN's
  * turned around. */
@@ -177,8 +174,7 @@ static const struct tcphdr *synack_of(const struct reply *r, const struct segmen
 {
 	const struct ethhdr *eth = (const struct ethhdr *)r->frame;
 	const uint8_t *l3 = r->frame + sizeof(*eth);
-	const struct tcphdr *th;
-	uint32_t pseudo = 0;
+	struct tcphdr *th;
 	size_t tcp_len;
 
 	assert_memory_equal(eth->h_dest, "\x02\x00\x00\x00\x00\x01", 6);
@@ -191,8 +187,6 @@ static const struct tcphdr *synack_of(const struct reply *r, const struct segmen
 		assert_memory_equal(&ip6->daddr, &client, 16);
 		assert_int_equal(ip6->nexthdr, IPPROTO_TCP);
 		tcp_len = ntohs(ip6->payload_len);
-		th = (const struct tcphdr *)(ip6 + 1);
-		pseudo = sum16(&ip6->saddr, 32, tcp_len + IPPROTO_TCP);
 	} else {
 		const struct iphdr *ip = (const struct iphdr *)l3;
 		struct in_addr client;
@@ -202,12 +196,10 @@ static const struct tcphdr *synack_of(const struct reply *r, const struct segmen
 		assert_int_equal(ip->ihl, 5);
 		assert_int_equal(fold(sum16(ip, sizeof(*ip), 0)), 0xffff);
 		tcp_len = ntohs(ip->tot_len) - sizeof(*ip);
-		th = (const struct tcphdr *)(ip + 1);
-		pseudo = sum16(&ip->saddr, 8, tcp_len + IPPROTO_TCP);
 	}
+	assert_int_equal(tcp_sum(l3, syn->family, &th), 0xffff);
 	assert_int_equal(r->len, (const uint8_t *)th + tcp_len - r->frame);
 	assert_int_equal(th->doff * 4, tcp_len);
-	assert_int_equal(fold(sum16(th, tcp_len, pseudo)), 0xffff);
 	assert_int_equal(ntohs(th->source), syn->dport);
 	assert_int_equal(ntohs(th->dest), 40000);
 	assert_true(th->syn && th->ack && !th->rst && !th->fin);
