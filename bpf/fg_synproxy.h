@@ -353,17 +353,22 @@ static __always_inline void fg_syn_offer(struct fg_synproxy_scratch *s, __u32 le
 }
 
 /* The SYN-ACK's timestamp, which carries what the sequence cookie cannot:
- * the client's window scale, SACK and ECN, in the kernel's layout
- * (cookie_init_timestamp), so that whoever completes the handshake
- * decodes it. The low bits of a millisecond clock give way to them. */
+ * the client's window scale, SACK and ECN in its low bits, in the kernel's
+ * layout (cookie_init_timestamp), so that whoever completes the handshake
+ * decodes them; and above them, where the kernel keeps a clock, the low
+ * bits of the sequence number the client's ACK must carry (`ack_seq`, its
+ * SYN's + 1). The client echoes it in every segment: fg_ack_reading tells
+ * by it the handshake's ACK from a window probe one below it, which the
+ * cookie alone cannot (fg_synproxy_probe). A connection's timestamps then
+ * start at a value of its own, as Linux's do (a random offset each). */
 #define FG_TS_OPT_SACK (1 << 4)
 #define FG_TS_OPT_ECN  (1 << 5)
 #define FG_TS_BITS     6
-static __always_inline __u32 fg_syn_timestamp(const struct fg_syn_offer *offer, bool sack, bool ecn)
+#define FG_TS_SEQ_MASK ((1U << (32 - FG_TS_BITS)) - 1)
+static __always_inline __u32 fg_syn_timestamp(__u32 ack_seq, const struct fg_syn_offer *offer,
+					      bool sack, bool ecn)
 {
-	__u32 ms = bpf_ktime_get_ns() / 1000000;
-
-	return (ms & ~((1U << FG_TS_BITS) - 1)) | offer->wscale | (sack ? FG_TS_OPT_SACK : 0) |
+	return ack_seq << FG_TS_BITS | offer->wscale | (sack ? FG_TS_OPT_SACK : 0) |
 	       (ecn ? FG_TS_OPT_ECN : 0);
 }
 
@@ -403,7 +408,7 @@ static __always_inline __u32 fg_synack_tcp(struct fg_synproxy_scratch *s, __u32 
 		fg_put_option(options, &fg_synproxy.mss6);
 	if (offer->timestamps && fg_synproxy.timestamps) {
 		bool sack = offer->sack && fg_synproxy.sack;
-		__u32 tsval = bpf_htonl(fg_syn_timestamp(offer, sack, ecn));
+		__u32 tsval = bpf_htonl(fg_syn_timestamp(bpf_ntohl(th->ack_seq), offer, sack, ecn));
 
 		if (sack)
 			fg_put_option(options + 4, &fg_synproxy.sack_timestamps);
@@ -543,6 +548,10 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_syn(void *ctx, bool 
 	if (cookie < 0)
 		goto malformed;
 	fg_syn_offer(s, tcp_len - sizeof(struct tcphdr));
+	/* What the walk found is read back from the scratch: held in a
+	 * register through the walk instead, it made each step's states
+	 * differ, past the verifier's budget. */
+	asm volatile("" ::: "memory");
 	reply_len = fg_synack_tcp(s, (__u32)cookie, &s->offer);
 	if (reply_len > sizeof(s->reply) || fg_synack_ip(s, reply_len))
 		goto malformed;
@@ -601,15 +610,12 @@ static __always_inline long fg_cookie_refused(struct fg_synproxy_scratch *s)
  * the client's ACK be lost (a full receive ring under the very flood the
  * proxy is for), a Linux client probes that window with bare ACKs one
  * below its next sequence number (tcp_xmit_probe_skb), which the cookie,
- * made of the SYN's, refuses: the connection hung until the client gave
- * up (about 1% of connects in `make bench`'s SYN flood). Such a probe is
- * checked as the ACK it stands for and, if the cookie holds, becomes that
- * ACK (sequence number and checksum rewritten), which nftables' synproxy
- * then completes the handshake with. Returns 0 when it did; a packet with
- * data or other flags is no probe. Only for a client whose MSS is the
- * cookie's largest value: for a smaller one the kernel's check reads the
- * probe as the cookie of the next MSS value, and it passes unchanged
- * (docs/config.md, `[synproxy]`).
+ * made of the SYN's, does not fit: the connection hung until the client
+ * gave up (about 1% of connects in `make bench`'s SYN flood). Such a probe
+ * is checked as the ACK it stands for and, if the cookie holds, becomes
+ * that ACK (sequence number and checksum rewritten), which nftables'
+ * synproxy then completes the handshake with. Returns 0 when it did; a
+ * packet with data or other flags is no probe.
  */
 static __always_inline long fg_synproxy_probe(void *ctx, bool tc, struct fg_synproxy_scratch *s,
 					      __u32 l4)
@@ -635,6 +641,63 @@ static __always_inline long fg_synproxy_probe(void *ctx, bool tc, struct fg_synp
 	return fg_frame_store(ctx, tc, l4, &s->tcp.th, sizeof(s->tcp.th));
 }
 
+/* What an ACK's echoed timestamp says it is (fg_syn_timestamp). */
+enum fg_ack_reading {
+	FG_ACK_UNTOLD,	/* no timestamp in the usual place, or not one of ours */
+	FG_ACK_AS_SENT, /* the handshake's ACK: the cookie fits its own seq */
+	FG_ACK_PROBE,	/* a window probe: the cookie fits seq + 1 */
+};
+
+/*
+ * Reads the timestamp an ACK echoes, where every common stack puts it
+ * (NOP, NOP, timestamp: RFC 7323's appendix A, the layout the SYN-ACK
+ * uses). The cookie alone cannot tell a probe from the ACK: the MSS index
+ * sits in its low bits, so a sequence number one below reads as the
+ * cookie of the next MSS value, valid for all but the largest; the echoed
+ * sequence bits can. A timestamp of the kernel's own SYN-ACK (a SYN left
+ * to the stack) holds a clock there, which matches either reading about
+ * once in 2^25 ACKs.
+ */
+static __always_inline enum fg_ack_reading fg_ack_reading(void *ctx, bool tc,
+							  struct fg_synproxy_scratch *s, __u32 l4)
+{
+	const volatile __u32 *nop_timestamps =
+		(const volatile __u32 *)fg_synproxy.nop_timestamps.bytes;
+	__u32 words[3], seq, told;
+
+	if (!fg_synproxy.timestamps || s->tcp.th.doff * 4 < sizeof(struct tcphdr) + sizeof(words))
+		return FG_ACK_UNTOLD;
+	if (fg_frame_load(ctx, tc, l4 + sizeof(struct tcphdr), words, sizeof(words)) ||
+	    words[0] != *nop_timestamps)
+		return FG_ACK_UNTOLD;
+	seq = bpf_ntohl(s->tcp.th.seq);
+	told = bpf_ntohl(words[2]) >> FG_TS_BITS;
+	if (told == (seq & FG_TS_SEQ_MASK))
+		return FG_ACK_AS_SENT;
+	if (told == ((seq + 1) & FG_TS_SEQ_MASK))
+		return FG_ACK_PROBE;
+	return FG_ACK_UNTOLD;
+}
+
+/* Whether an ACK fits a cookie of this host's, as the handshake's ACK or
+ * as a probe in its place (passed on rewritten): 0 if so. Without the
+ * timestamp's word the ACK is tried as it is, then as a probe: right for
+ * a client whose MSS is the cookie's largest (IPv4 1460, IPv6 8940); for
+ * a smaller one a probe passes unchanged and nftables' synproxy opens the
+ * listener's side one byte off (docs/config.md, `[synproxy]`). */
+static __always_inline long fg_ack_refused(void *ctx, bool tc, struct fg_synproxy_scratch *s,
+					   __u32 l4)
+{
+	switch (fg_ack_reading(ctx, tc, s, l4)) {
+	case FG_ACK_AS_SENT:
+		return fg_cookie_refused(s);
+	case FG_ACK_PROBE:
+		return fg_synproxy_probe(ctx, tc, s, l4);
+	default:
+		return fg_cookie_refused(s) && fg_synproxy_probe(ctx, tc, s, l4);
+	}
+}
+
 /* Not a SYN: a connection conntrack knows, or an ACK with a valid cookie
  * (the third packet of a handshake this proxy answered, or a window probe
  * in its place). */
@@ -653,7 +716,7 @@ static __always_inline enum fg_synproxy_outcome fg_synproxy_ack(void *ctx, bool 
 	if (!s->tcp.th.ack || s->tcp.th.syn || s->tcp.th.rst)
 		refused = 1;
 	else
-		refused = fg_cookie_refused(s) && fg_synproxy_probe(ctx, tc, s, l4);
+		refused = fg_ack_refused(ctx, tc, s, l4);
 	if (refused) {
 		gstats->synproxy_cookies_refused++;
 		return FG_SYNPROXY_DROP;

@@ -165,9 +165,13 @@ mutant synproxy-synacks-uncapped bpf/fg_synproxy.h '^test_prog$' \
 	'if (0 && !fg_synack_allowed()) {' \
 	"synacks caps nothing: the proxy answers every SYN of a spoofed flood"
 mutant synproxy-probe-refused bpf/fg_synproxy.h '^test_prog$' \
-	'refused = fg_cookie_refused(s) && fg_synproxy_probe(ctx, tc, s, l4);' \
-	'refused = fg_cookie_refused(s) && (l4 || fg_synproxy_probe(ctx, tc, s, l4));' \
+	'return fg_cookie_refused(s) && fg_synproxy_probe(ctx, tc, s, l4);' \
+	'return fg_cookie_refused(s) && (l4 || fg_synproxy_probe(ctx, tc, s, l4));' \
 	"a window probe in place of a lost handshake ACK is refused: the client's connection hangs until it gives up"
+mutant synproxy-probe-timestamp-unread bpf/fg_synproxy.h '^test_prog$' \
+	'switch (fg_ack_reading(ctx, tc, s, l4)) {' \
+	'switch (l4 ? FG_ACK_UNTOLD : fg_ack_reading(ctx, tc, s, l4)) {' \
+	"the echoed timestamp is not read: a probe from a client with a smaller MSS than the cookie's largest passes unchanged, and the listener's side opens one byte off"
 mutant synproxy-probe-checksum-stale bpf/fg_synproxy.h '^test_prog$' \
 	's->tcp.th.check = fg_csum_fold(sum);' \
 	's->tcp.th.check = sum ? s->tcp.th.check : 0;' \

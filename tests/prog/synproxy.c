@@ -266,6 +266,37 @@ FG_PROG_TEST(test_synproxy_ipv6_handshake)
 	handshake(6);
 }
 
+/* Runs, against the SYN-ACK of `syn`, a forged copy of `probe` and one
+ * carrying data (both dropped), then `probe` itself: it passes as the ACK
+ * it stands for, with seq + 1, the same ack and a valid checksum. */
+static void probe_passes_as_ack(struct floodgate_bpf *skel, const struct segment *syn,
+				const struct segment *probe)
+{
+	struct segment forged = *probe, with_data = *probe;
+	uint8_t options_and_data[16];
+	struct tcphdr *passed;
+	struct reply r;
+
+	assert_true(probe->options_len + 4 <= sizeof(options_and_data));
+	forged.ack_seq ^= 0x00ff0000;
+	if (probe->options_len)
+		memcpy(options_and_data, probe->options, probe->options_len);
+	memcpy(options_and_data + probe->options_len, "data", 4);
+	with_data.options = options_and_data;
+	with_data.options_len = probe->options_len + 4;
+	with_data.doff = 5 + probe->options_len / 4;
+
+	run_segment(xdp_fd(skel), &forged, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	run_segment(xdp_fd(skel), &with_data, &r);
+	assert_int_equal(r.verdict, XDP_DROP);
+	run_segment(xdp_fd(skel), probe, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	assert_int_equal(tcp_sum(r.frame + sizeof(struct ethhdr), syn->family, &passed), 0xffff);
+	assert_int_equal(ntohl(passed->seq), syn->seq + 1);
+	assert_int_equal(ntohl(passed->ack_seq), probe->ack_seq);
+}
+
 /* The handshake's ACK lost (a full receive ring under the flood), a Linux
  * client probes the zero window the SYN-ACK offered with bare ACKs one
  * below its next sequence number: such a probe passes as the ACK it stands
@@ -286,8 +317,7 @@ static void probe_in_place_of_ack(int family)
 			      .seq = 0x1234ffff,
 			      .options = largest_mss,
 			      .options_len = sizeof(largest_mss)};
-	struct segment probe, forged, with_data;
-	struct tcphdr *passed;
+	struct segment probe;
 	struct reply r;
 	struct fg_global_stats g;
 
@@ -295,22 +325,7 @@ static void probe_in_place_of_ack(int family)
 	assert_int_equal(r.verdict, XDP_TX);
 	probe = echo_of(&syn, synack_of(&r, &syn), 0);
 	probe.seq = syn.seq; /* snd_una - 1 */
-	forged = probe;
-	forged.ack_seq ^= 0x00ff0000;
-	with_data = probe;
-	with_data.options = (const uint8_t *)"data";
-	with_data.options_len = 4;
-	with_data.doff = 5;
-
-	run_segment(xdp_fd(skel), &forged, &r);
-	assert_int_equal(r.verdict, XDP_DROP);
-	run_segment(xdp_fd(skel), &with_data, &r);
-	assert_int_equal(r.verdict, XDP_DROP);
-	run_segment(xdp_fd(skel), &probe, &r);
-	assert_int_equal(r.verdict, XDP_PASS);
-	assert_int_equal(tcp_sum(r.frame + sizeof(struct ethhdr), family, &passed), 0xffff);
-	assert_int_equal(ntohl(passed->seq), syn.seq + 1);
-	assert_int_equal(ntohl(passed->ack_seq), probe.ack_seq);
+	probe_passes_as_ack(skel, &syn, &probe);
 	g = global_stats(skel);
 	assert_int_equal(g.synproxy_cookies_accepted, 1);
 	assert_int_equal(g.synproxy_cookies_refused, 2);
@@ -325,6 +340,75 @@ FG_PROG_TEST(test_synproxy_ipv4_probe_for_lost_ack)
 FG_PROG_TEST(test_synproxy_ipv6_probe_for_lost_ack)
 {
 	probe_in_place_of_ack(6);
+}
+
+/* The timestamp option of a client's ACK, NOP, NOP, timestamp (tsval
+ * 12346), echoing the SYN-ACK's `synack_tsval`, as Linux sends it. */
+static void echo_timestamp(uint8_t options[12], const uint8_t synack_tsval[4])
+{
+	static const uint8_t head[8] = {1, 1, 8, 10, 0, 0, 0x30, 0x3a};
+
+	memcpy(options, head, sizeof(head));
+	memcpy(options + sizeof(head), synack_tsval, 4);
+}
+
+/* With timestamps, a probe is told from the ACK by the timestamp the
+ * client echoes, whatever its MSS: the SYN-ACK's carries the ACK's
+ * sequence number above the option bits. The SYN offers 1400 bytes, a
+ * lower MSS index than the largest (IPv4's 1300 step, IPv6's 1220): a
+ * probe's seq then reads to the kernel's check as the next index's valid
+ * cookie, and passed unchanged before the timestamp told it apart; the
+ * listener's side then opened one byte off. The ACK passes as sent. */
+static void probe_told_by_timestamp(int family)
+{
+	uint8_t syn_options[sizeof(linux_syn_options)], echoed[12];
+	struct floodgate_bpf *skel = load_synproxy(SYNPROXY_22, FG_SKEL_XDP);
+	struct segment syn = {.family = family,
+			      .dport = 22,
+			      .flags = TCP_SYN,
+			      .seq = 0x1234ffff,
+			      .options = syn_options,
+			      .options_len = sizeof(syn_options)};
+	struct segment ack, probe;
+	const struct tcphdr *synack;
+	struct tcphdr *passed;
+	uint32_t tsval;
+	struct reply r;
+	struct fg_global_stats g;
+
+	memcpy(syn_options, linux_syn_options, sizeof(syn_options));
+	syn_options[2] = 1400 >> 8;
+	syn_options[3] = 1400 & 0xff;
+	run_segment(xdp_fd(skel), &syn, &r);
+	assert_int_equal(r.verdict, XDP_TX);
+	synack = synack_of(&r, &syn);
+	memcpy(&tsval, (const uint8_t *)(synack + 1) + 8, 4);
+	assert_int_equal(ntohl(tsval) >> 6, (syn.seq + 1) & 0x3ffffff);
+	echo_timestamp(echoed, (const uint8_t *)&tsval);
+	ack = echo_of(&syn, synack, 0);
+	ack.options = echoed;
+	ack.options_len = sizeof(echoed);
+	probe = ack;
+	probe.seq = syn.seq; /* snd_una - 1 */
+	probe_passes_as_ack(skel, &syn, &probe);
+	run_segment(xdp_fd(skel), &ack, &r);
+	assert_int_equal(r.verdict, XDP_PASS);
+	assert_int_equal(tcp_sum(r.frame + sizeof(struct ethhdr), family, &passed), 0xffff);
+	assert_int_equal(ntohl(passed->seq), syn.seq + 1);
+	g = global_stats(skel);
+	assert_int_equal(g.synproxy_cookies_accepted, 2);
+	assert_int_equal(g.synproxy_cookies_refused, 2);
+	floodgate_bpf__destroy(skel);
+}
+
+FG_PROG_TEST(test_synproxy_ipv4_probe_told_by_timestamp)
+{
+	probe_told_by_timestamp(4);
+}
+
+FG_PROG_TEST(test_synproxy_ipv6_probe_told_by_timestamp)
+{
+	probe_told_by_timestamp(6);
 }
 
 /* The SYN-ACK's options: the config's MSS, SACK and window scale, and the
