@@ -89,7 +89,7 @@ $(BUILD)/%.bpf.o: $(FLOOD_DIR)/%.bpf.c $(FLOOD_HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.bpf.o: tests/bench/%.bpf.c | $(BUILD)
+$(BUILD)/%.bpf.o: tests/bench/%.bpf.c include/fg_bench_source.h | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -38,10 +38,11 @@ const volatile __u32 fg_max_policy_bans = 0;
  * (enabled 0) without the section, and the verifier prunes the hand-off. */
 const volatile struct fg_synproxy_params fg_synproxy = {};
 
-/* Benchmarks only: rewrite the IPv4 source of every packet to
- * 10.0.0.0 + (sequence & fg_bench_source_mask), or to a random address in
- * 10.0.0.0/8 when the mask is ~0, so BPF_PROG_TEST_RUN with repeat can
- * measure many keys. 0 in every real load; the verifier prunes it. */
+/* Benchmarks only: rewrite the IPv4 source of every packet to the
+ * sequence's key of the set fg_bench_source_mask names, or to a random
+ * address in 10.0.0.0/8 (include/fg_bench_source.h), so
+ * BPF_PROG_TEST_RUN with repeat can measure many keys. 0 in every real
+ * load; the verifier prunes it. */
 const volatile __u32 fg_bench_source_mask = 0;
 __u32 fg_bench_seq = 0;
 

@@ -366,9 +366,10 @@ static __always_inline void fg_bench_rewrite_source(struct fg_packet *pkt)
 
 	if (!fg_bench_source_mask || pkt->family != FG_FAMILY_IPV4)
 		return;
-	index = fg_bench_source_mask == ~0U ? bpf_get_prandom_u32()
-					    : fg_bench_seq++ & fg_bench_source_mask;
-	saddr = bpf_htonl(0x0a000000 | (index & 0xffffff));
+	index = fg_bench_source_mask == FG_BENCH_RANDOM
+			? 0x0a000000 | (bpf_get_prandom_u32() & 0xffffff)
+			: fg_bench_source(fg_bench_seq++, fg_bench_source_mask);
+	saddr = bpf_htonl(index);
 	__builtin_memcpy(pkt->saddr, &saddr, 4);
 }
 

@@ -29,6 +29,7 @@
 #include "fg_algos.h"
 #include "fg_bits.h"
 #include "fg_gcra.h"
+#include "fg_bench_source.h"
 
 #include "fg_globals.h"
 #include "fg_maps.h"

@@ -209,7 +209,7 @@ build_simplest() {
 	local window_ns=1000000000 allowance=$LIMIT_RATE
 	[ "$LIMIT_UNIT" = minute ] && window_ns=60000000000
 	[ "$LIMIT_BURST" -gt "$allowance" ] && allowance=$LIMIT_BURST
-	clang -g -O2 -target bpf -mcpu=v3 -I"/usr/include/$(gcc -print-multiarch)" \
+	clang -g -O2 -target bpf -mcpu=v3 -I"/usr/include/$(gcc -print-multiarch)" -I"$REPO/include" \
 		-DSIMPLEST_WINDOW_NS="${window_ns}ULL" -DSIMPLEST_LIMIT="$allowance" \
 		-DSIMPLEST_ENTRIES="$SIMPLEST_TABLE" -c "$REPO/tests/bench/simplest.bpf.c" \
 		-o "$WORK/simplest.bpf.o"

@@ -22,6 +22,7 @@
 
 #include "baseline.skel.h"
 #include "simplest.skel.h"
+#include "fg_bench_source.h"
 #include "config/config.h"
 #include "floodgate.h" /* the types of the skeleton's rodata */
 #include "floodgate.skel.h"
@@ -35,18 +36,20 @@
  * tens of ns over seconds, and a round runs every scenario within about
  * two seconds, so each step is taken as the median of its per-round
  * differences, each measured close together in time. */
-#define ROUNDS	      15
-#define REPEAT	      300000
-#define MAX_SCENARIOS 48
-#define KEYS_1K	      (1024 - 1)
-#define KEYS_4K	      (4096 - 1)
-#define KEYS_1M	      ((1 << 20) - 1)
-#define RANDOM_16M    (~0U)
+#define ROUNDS		  15
+#define REPEAT		  300000
+#define MAX_SCENARIOS	  48
+#define KEYS_1K		  (1024 - 1)
+#define KEYS_4K		  (4096 - 1)
+#define KEYS_1M		  ((1 << 20) - 1)
+#define KEYS_1K_SCATTERED (KEYS_1K | FG_BENCH_SCATTERED)
+#define RANDOM_16M	  FG_BENCH_RANDOM
 
 struct scenario {
 	char name[64];
 	char config[256];
-	__u32 source_mask; /* 0: one key; KEYS_*: that many; RANDOM_16M */
+	__u32 source_mask; /* 0: one key; KEYS_*: that many; RANDOM_16M
+			    * (include/fg_bench_source.h) */
 	__u32 max_sources; /* 0: the config's */
 	__u32 map_type;	   /* 0: LRU hash */
 	__u32 map_flags;
@@ -65,7 +68,9 @@ static double bare_ns[ROUNDS];
 static const struct {
 	const char *name;
 	__u32 source_mask;
-} simplest_cases[] = {{"simplest limiter, hot key", 0}, {"simplest limiter, 1k keys", KEYS_1K}};
+} simplest_cases[] = {{"simplest limiter, hot key", 0},
+		      {"simplest limiter, 1k keys", KEYS_1K},
+		      {"simplest limiter, 1k scattered keys", KEYS_1K_SCATTERED}};
 #define N_SIMPLEST (sizeof(simplest_cases) / sizeof(simplest_cases[0]))
 static struct simplest_bpf *simplest[N_SIMPLEST];
 static double simplest_ns[N_SIMPLEST][ROUNDS];
@@ -81,6 +86,12 @@ static struct scenario *add(const char *name, const char *config, __u32 mask)
 	snprintf(s->config, sizeof(s->config), "%s", config);
 	s->source_mask = mask;
 	return s;
+}
+
+/* The keys a set's mask names: the number its warm-up sends. */
+static __u32 keys_in(__u32 mask)
+{
+	return (mask & ~FG_BENCH_SCATTERED) + 1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -149,7 +160,7 @@ static void load(struct scenario *s)
 	}
 	/* Warm up: every key of a key set gets its state before timing. */
 	if (s->source_mask && s->source_mask != RANDOM_16M)
-		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), s->source_mask + 1);
+		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), keys_in(s->source_mask));
 }
 
 /* Loads the simplest limiter for each case whose name contains `text`
@@ -170,7 +181,7 @@ static void load_simplest(const char *text)
 			exit(1);
 		}
 		run_ns(bpf_program__fd(simplest[i]->progs.simplest),
-		       simplest_cases[i].source_mask + 1);
+		       keys_in(simplest_cases[i].source_mask));
 	}
 }
 
@@ -269,6 +280,10 @@ static void build_scenarios(void)
 	/* beside "simplest limiter, 1k keys" (issue 25's 1k-source goal) */
 	s = add("token_bucket, 1k keys",
 		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1K);
+	s->max_sources = 2 * (KEYS_1K + 1);
+	/* the same keys scattered: some share a slot of the refusal cache */
+	s = add("token_bucket, 1k scattered keys",
+		"new_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n", KEYS_1K_SCATTERED);
 	s->max_sources = 2 * (KEYS_1K + 1);
 	/* A sources4 of fewer than 256 entries turns the refusal cache off
 	 * (fg_refusal_churn_limit): every refusal looks its state up. */
@@ -370,6 +385,8 @@ static void print_steps(void)
 		 1},
 		{"floodgate over the simplest limiter, 1k keys", "token_bucket, 1k keys",
 		 "simplest limiter, 1k keys", 1},
+		{"floodgate over the simplest limiter, 1k scattered keys",
+		 "token_bucket, 1k scattered keys", "simplest limiter, 1k scattered keys", 1},
 	};
 	size_t i;
 	int r;

@@ -11,6 +11,8 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include "fg_bench_source.h"
+
 #ifndef SIMPLEST_WINDOW_NS
 #define SIMPLEST_WINDOW_NS 1000000000ULL /* 1 second */
 #endif
@@ -33,8 +35,9 @@ struct {
 	__type(value, struct window);
 } windows SEC(".maps");
 
-/* Benchmarks only (build/bench_prog): rewrite the source to 10.0.0.0 +
- * (sequence & mask) so BPF_PROG_TEST_RUN can time many keys; 0 in the lab,
+/* Benchmarks only (build/bench_prog): rewrite the source to the
+ * sequence's key of the set the mask names (include/fg_bench_source.h), as
+ * floodgate's does, so BPF_PROG_TEST_RUN can time many keys; 0 in the lab,
  * where the verifier prunes it. */
 const volatile __u32 bench_source_mask = 0;
 __u32 bench_seq = 0;
@@ -52,7 +55,7 @@ int simplest(struct xdp_md *ctx)
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) ||
 	    ip->protocol != IPPROTO_UDP)
 		return XDP_PASS;
-	src = bench_source_mask ? bpf_htonl(0x0a000000 | (bench_seq++ & bench_source_mask))
+	src = bench_source_mask ? bpf_htonl(fg_bench_source(bench_seq++, bench_source_mask))
 				: ip->saddr;
 	w = bpf_map_lookup_elem(&windows, &src);
 	if (!w || now - w->start_ns >= SIMPLEST_WINDOW_NS) {
