@@ -68,6 +68,14 @@
 #   FG_SYNFLOOD_IPV6        1: also an IPv6 round of each row, flood at
 #                           FG_SYNFLOOD_RATE6 (default 200000/s) from
 #                           fd00:1::/64 (default 0)
+#   FG_SYNFLOOD_CLIENT_MSS  the MSS the client offers (its route's advmss,
+#                           536-1460 bytes; IPv6 20 less, for its longer
+#                           header), default the device's (1460 and
+#                           1440 on this lab's 1500-byte veth). The proxy's
+#                           cookie codes one of four MSS values, and a lost
+#                           handshake ACK is recovered differently for the
+#                           largest (docs/config.md, [synproxy]): 1400 tries
+#                           the other case
 #   FG_BENCH_OUT            where synflood.csv (medians), synflood-runs.csv
 #                           (every run) and synflood.txt go (default
 #                           bench-results)
@@ -103,6 +111,7 @@ RATE=${FG_SYNFLOOD_RATE:-}
 MIN_SECONDS=${FG_SYNFLOOD_MIN_SECONDS:-3}
 RATE6=${FG_SYNFLOOD_RATE6:-200000}
 IPV6=${FG_SYNFLOOD_IPV6:-0}
+CLIENT_MSS=${FG_SYNFLOOD_CLIENT_MSS:-}
 read -r -a ROWS <<<"${FG_SYNFLOOD_ROWS:-none floodgate nft-synproxy fg-synproxy}"
 PORT=8080
 SPOOFED=10.0.0.0/9 # outside the lab's 10.200.0.0/24; what drop_backscatter drops
@@ -124,6 +133,20 @@ for row in "${ROWS[@]}"; do
 		;;
 	esac
 done
+
+case $CLIENT_MSS in
+'') ;;
+*[!0-9]* | 0*)
+	echo "bench-synflood: FG_SYNFLOOD_CLIENT_MSS '$CLIENT_MSS' is not a number of bytes" >&2
+	exit 2
+	;;
+*)
+	if ((CLIENT_MSS < 536 || CLIENT_MSS > 1460)); then
+		echo "bench-synflood: FG_SYNFLOOD_CLIENT_MSS $CLIENT_MSS is outside 536-1460" >&2
+		exit 2
+	fi
+	;;
+esac
 
 # What a row changed, so that cleanup can give it back whichever step failed.
 FLOOD_PID=
@@ -163,6 +186,13 @@ lab_up
 ip -n "$SENDER_NS" addr add 10.200.0.2/24 dev fgB
 ip netns exec "$SENDER_NS" sysctl -qw net.ipv6.conf.fgB.disable_ipv6=0
 ip -n "$SENDER_NS" addr add fd00:200::2/64 dev fgB nodad
+if [ -n "$CLIENT_MSS" ]; then
+	# The client's SYNs offer the MSS its route advertises.
+	ip -n "$SENDER_NS" route replace 10.200.0.0/24 dev fgB proto kernel scope link \
+		src 10.200.0.2 advmss "$CLIENT_MSS"
+	ip -n "$SENDER_NS" -6 route replace fd00:200::/64 dev fgB proto kernel metric 256 \
+		advmss "$((CLIENT_MSS - 20))"
+fi
 # Answers to the spoofed range leave fgA towards fgB, as towards an
 # upstream router; without a route the stack would drop them unsent, a
 # saving a host on the internet does not get.
@@ -349,7 +379,7 @@ mkdir -p "$OUT"
 rm -f "$RUNS_CSV" "$CSV" "$REPORT"
 echo "row,family,round,echoed,connects,p50_ms,p99_ms,softirq_ms_per_mframes,softirq_ms,sent,tx_dropped,received,backscatter,syncookies_sent,listen_drops,flood_seconds,echo_p50_ms,echo_p99_ms,generator,proxy_synacks" >"$RUNS_CSV"
 log "synflood: $(date -u '+%Y-%m-%d %H:%M UTC'), kernel $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-log "synflood: spoofed SYNs from $SPOOFED to 10.200.0.1:$PORT, $THREADS generator thread(s) at $([ -n "$RATE" ] && echo "$RATE frames/s" || echo "full rate"); $CONNECTS sequential connects per row (1 s timeout), $ROUNDS round(s)"
+log "synflood: spoofed SYNs from $SPOOFED to 10.200.0.1:$PORT, $THREADS generator thread(s) at $([ -n "$RATE" ] && echo "$RATE frames/s" || echo "full rate"); $CONNECTS sequential connects per row (1 s timeout), client MSS ${CLIENT_MSS:-as the device sets it}, $ROUNDS round(s)"
 families=(ipv4)
 [ "$IPV6" = 1 ] && families+=(ipv6)
 failed=()
