@@ -136,8 +136,9 @@ FG_PROG_TEST(test_refusal_cache_layout)
  * round counted: a source is alone in its slot with a chance of
  * e^(-999/4096) = 78%, and 1 refusal in 64 goes to the state (sampled),
  * so about 770 come from the cache (738 for this set). 16,384 slots gave
- * 915, but cost a spoofed flood's packets, each of which reads a random
- * slot, in the veth lab (docs/benchmarks.md, round 7). */
+ * 915, but each packet of a spoofed flood reads a random slot, then in 4
+ * times the memory, at a cost the veth lab could not tell from its noise
+ * (docs/benchmarks.md, round 7). */
 FG_PROG_TEST(test_refusal_cache_holds_scattered_sources)
 {
 	struct floodgate_bpf *skel =
