@@ -47,6 +47,10 @@
 #                      example "floodgate-xdp floodgate-xdp@64k" and "1M": an
 #                      A/B of two builds in minutes (default: all)
 #   FG_BENCH_OUT       where the results go (default bench-results)
+#   FG_BENCH_SENDER    the generator's --sender (default xdp: live frames; a
+#                      kernel that refuses them fails the runs rather than
+#                      have the slower socket sender's speed reported as a
+#                      receiver's; docs/traffic-generator.md)
 #   FG_BENCH_LIMIT_RATE, FG_BENCH_LIMIT_UNIT (second or minute),
 #   FG_BENCH_LIMIT_BURST  the per-source limit of every limiter (default
 #                      1/minute, burst 1: every source of every set exceeds it)
@@ -74,6 +78,7 @@ SINK=${FG_BENCH_SINK:-stack}
 BUDGET=${FG_BENCH_BUDGET:-660}
 FG_EXTRA=${FG_BENCH_FG_EXTRA:-}
 RUN_PROG=${FG_BENCH_PROG:-1}
+SENDER=${FG_BENCH_SENDER:-xdp}
 THREADS=2
 SETTLE=0.3 # seconds after each teardown, for the kernel's deferred frees
 
@@ -166,7 +171,8 @@ wait_quiet() {
 sender_flood() {
 	timeout -k 5 $((${DURATION%.*} + 60)) \
 		ip netns exec "$SENDER_NS" "$FLOOD_GEN" --dev fgB --dst-mac "$FGA_MAC" --json \
-		--dst 10.200.0.1 --src "$1" --threads "$THREADS" --duration "$DURATION"
+		--dst 10.200.0.1 --src "$1" --threads "$THREADS" --duration "$DURATION" \
+		--sender "$SENDER"
 }
 
 # flood_summary FILE: "sent tx_dropped elapsed_ns max_batch_ns" of the

@@ -145,14 +145,14 @@ checker_unload() {
 
 # Prints KEY=VALUE lines about the last run: f_* from the generator's JSON,
 # c_* from the checker's counters, s_* about the sources it saw (in address
-# order; s_outside counts distinct sources outside PREFIX when given), fl_*
-# about the flows.
+# order; s_outside counts distinct sources outside PREFIX when given;
+# s_adjacent those whose next address was seen too), fl_* about the flows.
 summarize() { # [PREFIX]
 	bpftool -j map dump pinned "$PIN_MAPS/fc_counters" >"$WORK/counters.json"
 	bpftool -j map dump pinned "$PIN_MAPS/fc_sources" >"$WORK/sources.json"
 	bpftool -j map dump pinned "$PIN_MAPS/fc_flows" >"$WORK/flows.json"
 	python3 - "$WORK" "${1:-}" <<'EOF'
-import ipaddress, json, sys
+import hashlib, ipaddress, json, sys
 
 work, prefix = sys.argv[1], sys.argv[2]
 try:
@@ -184,7 +184,12 @@ print(f"s_count={len(sources)}")
 print(f"s_total={sum(c for _, c in sources)}")
 if len(sources) <= 64:
     print("s_addrs=" + " ".join(str(a) for a, _ in sources))
+if len(sources) <= 4096:
     print("s_counts=" + " ".join(str(c) for _, c in sources))
+# How scattered: distinct sources whose next address is a source too.
+seen = {int(a) for a, _ in sources}
+print(f"s_adjacent={sum(1 for a in seen if a + 1 in seen)}")
+print("s_set=" + hashlib.sha256(" ".join(str(a) for a, _ in sources).encode()).hexdigest())
 if prefix:
     net = ipaddress.ip_network(prefix)
     print(f"s_outside={sum(1 for a, _ in sources if a.version != net.version or a not in net)}")
@@ -359,6 +364,87 @@ if PREFIX=10.200.0.0/30 flood "$n" --dst 10.0.0.2 --src 10.200.0.5/30 --count 40
 	expect_clean "$n"
 	expect_eq "$n: the 4 sources of the prefix, and only them" \
 		"${R[s_addrs]}" "10.200.0.4 10.200.0.5 10.200.0.6 10.200.0.7"
+fi
+
+# ---- scattered sources in a prefix -----------------------------------------
+
+n="IPv4 UDP 1000 scattered in 10.64.0.0/10 x3001"
+if PREFIX=10.64.0.0/10 flood "$n" --dst 10.0.0.2 --src 10.64.0.0/10+1000 --count 3001 --batch 61; then
+	expect_clean "$n"
+	expect_eq "$n: sources reported" "${R[f_sources]}" 1000
+	expect_eq "$n: 1000 distinct sources seen" "${R[s_count]}" 1000
+	expect_eq "$n: every source inside the prefix" "${R[s_outside]}" 0
+	expect_eq "$n: receiver counts = generator per_source" "${R[s_counts]}" "${R[f_per_source]}"
+	sorted=$(tr ' ' '\n' <<<"${R[s_counts]}" | sort -n | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')
+	expect_eq "$n: round-robin, 3001/1000 per source" "$sorted" "999x3 1x4 "
+	# 1000 of 4M addresses drawn at random: ~0.24 adjacent pairs expected;
+	# consecutive sources would give 999.
+	expect_le "$n: scattered, not consecutive (adjacent pairs)" "${R[s_adjacent]}" 5
+fi
+
+first_set=${R[s_set]:-}
+n="IPv4 UDP 1000 scattered in 10.64.0.0/10 x1000, --seed 2"
+if PREFIX=10.64.0.0/10 flood "$n" --dst 10.0.0.2 --src 10.64.0.0/10+1000 --count 1000 --seed 2; then
+	expect_eq "$n: 1000 distinct sources seen" "${R[s_count]}" 1000
+	expect_eq "$n: every source inside the prefix" "${R[s_outside]}" 0
+	expect_eq "$n: one frame each" "$(tr ' ' '\n' <<<"${R[s_counts]}" | sort -u)" 1
+	expect_eq "$n: another set than --seed 1's" "$([ "${R[s_set]}" != "$first_set" ] && echo other)" other
+fi
+n="IPv4 UDP 1000 scattered in 10.64.0.0/10 x1000, --seed 1 again"
+if PREFIX=10.64.0.0/10 flood "$n" --dst 10.0.0.2 --src 10.64.0.0/10+1000 --count 1000 --seed 1; then
+	expect_eq "$n: the same set as the first run's" "${R[s_set]}" "$first_set"
+fi
+
+n="IPv4 UDP all 4 of 10.200.0.0/30 scattered x10"
+if PREFIX=10.200.0.0/30 flood "$n" --dst 10.0.0.2 --src 10.200.0.0/30+4 --count 10; then
+	expect_clean "$n"
+	expect_eq "$n: each address of the prefix once (distinct by construction)" \
+		"${R[s_addrs]}" "10.200.0.0 10.200.0.1 10.200.0.2 10.200.0.3"
+	expect_eq "$n: receiver counts = generator per_source" "${R[s_counts]}" "${R[f_per_source]}"
+fi
+
+n="IPv6 TCP 7 scattered in fd00:9::/112 x700"
+if PREFIX=fd00:9::/112 flood "$n" --proto tcp --dst fd00::2 --src fd00:9::/112+7 --count 700; then
+	expect_clean "$n"
+	expect_eq "$n: 7 distinct sources seen" "${R[s_count]}" 7
+	expect_eq "$n: every source inside the prefix" "${R[s_outside]}" 0
+	expect_eq "$n: 100 frames each" "${R[s_counts]}" "100 100 100 100 100 100 100"
+	expect_eq "$n: receiver counts = generator per_source" "${R[s_counts]}" "${R[f_per_source]}"
+fi
+
+# ---- the socket sender: the same frames, built in userspace ----------------
+# (--sender auto uses it where the kernel refuses live frames; these run it
+# wherever the suite runs.)
+
+n="socket: IPv4 UDP 10.5.0.0+4 x1000, 2 threads"
+if flood "$n" --sender socket --dst 10.0.0.2 --src 10.5.0.0+4 --count 1000 --threads 2 --batch 16; then
+	expect_clean "$n"
+	expect_eq "$n: sender reported" "${R[f_sender]}" socket
+	expect_eq "$n: generator per_source" "${R[f_per_source]}" "250 250 250 250"
+	expect_eq "$n: frames per source" "${R[s_counts]}" "250 250 250 250"
+fi
+
+n="socket: IPv6 TCP fd00::10+3 x999"
+if flood "$n" --sender socket --proto tcp --dst fd00::2 --src fd00::10+3 --count 999 --sport 40000 --dport 443; then
+	expect_clean "$n"
+	expect_eq "$n: frames per source" "${R[s_addrs]} / ${R[s_counts]}" \
+		"fd00::10 fd00::11 fd00::12 / 333 333 333"
+	expect_eq "$n: sequence numbers are 0..998" "${R[c_tcp_seq_sum]}" $((998 * 999 / 2))
+fi
+
+n="socket: IPv4 UDP 1000 scattered in 10.64.0.0/10 x2000, --repeat 2"
+if PREFIX=10.64.0.0/10 flood "$n" --sender socket --dst 10.0.0.2 --src 10.64.0.0/10+1000 \
+	--count 2000 --repeat 2 --size 1514; then
+	expect_clean "$n"
+	expect_eq "$n: the same set as the XDP sender's (--seed 1)" "${R[s_set]}" "$first_set"
+	expect_eq "$n: two frames each" "$(tr ' ' '\n' <<<"${R[s_counts]}" | sort -u)" 2
+fi
+
+n="socket: IPv4 TCP random in 10.128.0.0/16 x2000"
+if PREFIX=10.128.0.0/16 flood "$n" --sender socket --proto tcp --dst 10.0.0.2 --src 10.128.0.0/16 --count 2000; then
+	expect_clean "$n"
+	expect_eq "$n: every source inside the prefix" "${R[s_outside]}" 0
+	expect_ge "$n: > 1900 distinct sources" "${R[s_count]}" 1901
 fi
 
 # ---- sizes and MACs --------------------------------------------------------
@@ -539,6 +625,13 @@ usage_case "frame too small" "--size" --dev fgA --dst fd00::2 --size 61 --count 
 usage_case "frame too large" "--size" --dev fgA --dst 10.0.0.2 --size 1515 --count 1
 usage_case "bad protocol" "--proto" --dev fgA --dst 10.0.0.2 --proto icmp --count 1
 usage_case "+K past the end" "past the end" --dev fgA --dst 10.0.0.2 --src 255.255.255.250+7 --count 1
+usage_case "more scattered sources than the prefix holds" "holds only 4 addresses" \
+	--dev fgA --dst 10.0.0.2 --src 10.0.0.0/30+5 --count 1
+usage_case "scattered IPv6 wider than the low word" "/96 or longer" \
+	--dev fgA --dst fd00::2 --src fd00::/64+3 --count 1
+usage_case "scattered K of 0" "K must be" --dev fgA --dst 10.0.0.2 --src 10.0.0.0/8+0 --count 1
+usage_case "bad --sender" "--sender must be auto, xdp or socket" \
+	--dev fgA --dst 10.0.0.2 --count 1 --sender pktgen
 usage_case "unknown device" "no such device" --dev fgNope --dst 10.0.0.2 --count 1
 usage_case "bad MAC" "--dst-mac" --dev fgA --dst 10.0.0.2 --dst-mac 02:00:00:00:00 --count 1
 usage_case "bad --threads" "--threads" --dev fgA --dst 10.0.0.2 --count 1 --threads 0

@@ -30,11 +30,14 @@
  * length), and after a run the xdp_frame is rebuilt from the context only
  * when the program changed the context (ctx_was_changed). So the next frame
  * from that page would go out with the receiver's length, 58 bytes for a
- * 60-byte template, which the receiver then saw as truncated. Dropping the
- * metadata with bpf_xdp_adjust_meta after the cookie check changes the
- * context on every frame: test_run then rebuilds the xdp_frame from it
- * (the template's length, no metadata) after the run, and resets the
- * context before the page's next frame.
+ * 60-byte template, which the receiver then saw as truncated. Userspace
+ * therefore sends FLOOD_TRIM_LEN bytes after the frame, and trimming them
+ * off with bpf_xdp_adjust_tail after the cookie check changes the context
+ * on every frame: test_run then rebuilds the xdp_frame from it (the
+ * template's length) after the run, and resets the context before the
+ * page's next frame. (Dropping the metadata with bpf_xdp_adjust_meta did
+ * the same until a kernel refused that helper to XDP programs; the cookie
+ * now goes out as the frame's metadata, which receivers ignore.)
  *
  * Checksums are incremental over sums precomputed by userspace: cfg_l3_sum
  * and cfg_l4_sum are the 16-bit one's complement sums (of native-order
@@ -47,7 +50,8 @@
  * one global sequence, one range per test_run call, and stores base (and
  * base mod nsrc) in this CPU's slot just before the call; threads that share
  * a CPU take turns. Frame i of the run uses source index i mod nsrc (or
- * flood_perm[i mod nsrc] when shuffled) and TCP sequence number i.
+ * flood_perm[i mod nsrc] when shuffled or scattered) and TCP sequence
+ * number i.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -158,9 +162,8 @@ int flood_xdp(struct xdp_md *ctx)
 	if (meta + 8 > data || *(__u64 *)meta != cfg_cookie)
 		return XDP_PASS;
 	/* Changes the context, so that test_run rebuilds the frame's length
-	 * from it (see the top of the file); the receiver has no use for the
-	 * cookie either. */
-	if (bpf_xdp_adjust_meta(ctx, 8))
+	 * from it (see the top of the file). */
+	if (bpf_xdp_adjust_tail(ctx, -FLOOD_TRIM_LEN))
 		return XDP_ABORTED;
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
@@ -180,7 +183,7 @@ int flood_xdp(struct xdp_md *ctx)
 	}
 	if (cfg_src_mode == FLOOD_SRC_SEQ) {
 		idx = pos;
-	} else if (cfg_src_mode == FLOOD_SRC_SHUFFLE) {
+	} else if (cfg_src_mode == FLOOD_SRC_SHUFFLE || cfg_src_mode == FLOOD_SRC_SCATTER) {
 		__u32 key = pos / 2, *p = bpf_map_lookup_elem(&flood_perm, &key);
 
 		if (!p)

@@ -42,6 +42,7 @@
 #include <limits.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <math.h>
@@ -68,7 +69,10 @@
 #include "base/log.h"
 #include "opts.h"
 
-#define META_LEN       8	  /* the cookie */
+#define META_LEN 8 /* the cookie */
+#ifndef ENOTSUPP
+#define ENOTSUPP 524 /* the kernel's own "not supported", which bpf() can return */
+#endif
 #define PER_SOURCE_MAX (1U << 20) /* larger K: per_source is left out */
 
 static __u64 mono_ns(void)
@@ -77,6 +81,17 @@ static __u64 mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* splitmix64: the generator of the permutation and the scattered sources
+ * (reproducible from --seed), and of the socket sender's random sources. */
+static __u64 splitmix64(__u64 *state)
+{
+	__u64 z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
 }
 
 /* ---- the device, over rtnetlink ---------------------------------------- */
@@ -324,6 +339,10 @@ struct run {
 	pthread_mutex_t lock; /* protects holes */
 	struct hole *holes;
 	size_t nholes, holes_cap;
+	int sender;			    /* FLOOD_SENDER_XDP or _SOCKET; auto may switch */
+	bool sender_auto;		    /* --sender auto */
+	const struct flood_bpf__rodata *rd; /* the socket sender's settings */
+	const __u32 *perm;		    /* SHUFFLE, SCATTER: flood_perm's copy */
 };
 
 struct worker {
@@ -334,8 +353,10 @@ struct worker {
 	__u64 first_ns, last_ns, max_batch_ns;
 	__u64 frames; /* per the program's slot, summed over calls */
 	__u64 calls;
-	int err;     /* of BPF_PROG_TEST_RUN */
+	int err;     /* of BPF_PROG_TEST_RUN, or of the socket */
 	int pin_err; /* of pthread_setaffinity_np */
+	int sock;    /* the socket sender's AF_PACKET socket, or -1 */
+	__u64 prng;  /* the socket sender's random sources */
 };
 
 static volatile sig_atomic_t flood_signalled;
@@ -434,17 +455,187 @@ static bool sleep_until(struct run *r, __u64 ns)
 	}
 }
 
+/* ---- the socket sender ------------------------------------------------ */
+
+/* Frames per sendmmsg call. */
+#define SOCKET_CHUNK 64
+
+static __u32 halves(__u32 w)
+{
+	return (w >> 16) + (w & 0xffff);
+}
+
+static __u16 csum_fold(__u64 sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
+/* Source word i (network order) of the frame, as flood.bpf.c's src_word. */
+static __u32 socket_src_word(struct worker *w, int i, __u32 idx)
+{
+	const struct flood_bpf__rodata *rd = w->r->rd;
+
+	if (rd->cfg_src_mode == FLOOD_SRC_RANDOM) {
+		if (!rd->cfg_rand_mask[i])
+			return rd->cfg_src_be[i];
+		return rd->cfg_src_be[i] | ((__u32)splitmix64(&w->prng) & rd->cfg_rand_mask[i]);
+	}
+	if (i == (rd->cfg_family == 4 ? 0 : 3))
+		return htonl(rd->cfg_src_low + idx);
+	return rd->cfg_src_be[i];
+}
+
+/* Writes the next frame of this CPU's slot into `out`: the same frame, with
+ * the same slot bookkeeping, as flood.bpf.c makes of a live frame. */
+static void socket_make_frame(struct worker *w, volatile struct flood_slot *s, __u8 *out)
+{
+	const struct run *r = w->r;
+	const struct flood_bpf__rodata *rd = r->rd;
+	__u32 pos = s->pos, idx = 0, l4_off, word, i;
+	__u64 seq = s->seq++, l4_sum = rd->cfg_l4_sum;
+	bool repeat = false;
+	__u16 c;
+
+	if (s->repeats_left) {
+		s->repeats_left--;
+		repeat = true;
+	} else {
+		s->repeats_left = rd->cfg_repeat - 1;
+		s->pos = pos + 1 >= rd->cfg_nsrc ? 0 : pos + 1;
+	}
+	if (rd->cfg_src_mode == FLOOD_SRC_SEQ)
+		idx = pos;
+	else if (rd->cfg_src_mode == FLOOD_SRC_SHUFFLE || rd->cfg_src_mode == FLOOD_SRC_SCATTER)
+		idx = r->perm[pos];
+
+	memcpy(out, r->frame + META_LEN, r->size);
+	if (rd->cfg_family == 4) {
+		__u64 l3_sum = rd->cfg_l3_sum;
+
+		word = repeat ? s->last_src[0] : socket_src_word(w, 0, idx);
+		s->last_src[0] = word;
+		memcpy(out + ETH_HLEN + 12, &word, 4);
+		l3_sum += halves(word);
+		l4_sum += halves(word);
+		c = csum_fold(l3_sum);
+		memcpy(out + ETH_HLEN + 10, &c, 2);
+		l4_off = ETH_HLEN + 20;
+	} else {
+		for (i = 0; i < 4; i++) {
+			word = repeat ? s->last_src[i] : socket_src_word(w, (int)i, idx);
+			s->last_src[i] = word;
+			memcpy(out + ETH_HLEN + 8 + 4 * i, &word, 4);
+			l4_sum += halves(word);
+		}
+		l4_off = ETH_HLEN + 40;
+	}
+	if (rd->cfg_proto == IPPROTO_TCP) {
+		word = htonl((__u32)seq);
+		memcpy(out + l4_off + 4, &word, 4);
+		l4_sum += halves(word);
+		c = csum_fold(l4_sum);
+		memcpy(out + l4_off + 16, &c, 2);
+	} else {
+		c = csum_fold(l4_sum);
+		/* 0 means "no checksum" in UDP (and is invalid over IPv6). */
+		if (!c)
+			c = 0xffff;
+		memcpy(out + l4_off + 6, &c, 2);
+	}
+}
+
+/* An AF_PACKET socket that writes frames straight to the device's driver. */
+static int socket_open(int ifindex)
+{
+	struct sockaddr_ll addr = {.sll_family = AF_PACKET, .sll_ifindex = ifindex};
+	int fd, one = 1;
+
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Sends frames slot->seq .. slot->seq + n - 1 through the socket; leaves
+ * slot->seq after the last frame the socket took, which is all of them
+ * unless it failed (then returns its error). Retries while the socket's
+ * buffer is full. */
+static int socket_send(struct worker *w, volatile struct flood_slot *slot, __u32 n)
+{
+	static __thread __u8 buf[SOCKET_CHUNK][FLOOD_MAX_FRAME];
+	struct mmsghdr msgs[SOCKET_CHUNK];
+	struct iovec iov[SOCKET_CHUNK];
+	__u32 done = 0, m, i;
+
+	if (w->sock < 0) {
+		w->sock = socket_open(w->r->ifindex);
+		if (w->sock < 0)
+			return w->sock;
+	}
+	while (done < n) {
+		__u64 first = slot->seq;
+		__u32 sent = 0;
+
+		m = n - done < SOCKET_CHUNK ? n - done : SOCKET_CHUNK;
+		for (i = 0; i < m; i++) {
+			socket_make_frame(w, slot, buf[i]);
+			iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = w->r->size};
+			msgs[i] =
+				(struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+		}
+		while (sent < m) {
+			int k = sendmmsg(w->sock, msgs + sent, m - sent, 0);
+
+			if (k < 0 && (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) &&
+			    !stopping(w->r)) {
+				sched_yield();
+				continue;
+			}
+			if (k < 0) {
+				int err = -errno;
+
+				slot->sent += sent;
+				slot->seq = first + sent;
+				return err;
+			}
+			sent += (__u32)k;
+		}
+		slot->sent += m;
+		done += m;
+	}
+	return 0;
+}
+
+/* Whether an error of the first live-frames call means the kernel refuses
+ * them (so auto falls back to the socket). */
+static bool live_frames_refused(int err)
+{
+	return err == -EPERM || err == -EOPNOTSUPP || err == -ENOTSUPP;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct run *r = w->r;
 	int cpu = r->cpus[w->cpu_idx];
 	volatile struct flood_slot *slot = &r->skel->bss->slots[cpu];
-	struct xdp_md ctx = {
-		.data = META_LEN, .data_end = META_LEN + r->size, .ingress_ifindex = r->ifindex};
+	struct xdp_md ctx = {.data = META_LEN,
+			     .data_end = META_LEN + r->size + FLOOD_TRIM_LEN,
+			     .ingress_ifindex = r->ifindex};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = r->frame,
-		    .data_size_in = META_LEN + r->size, .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+		    .data_size_in = META_LEN + r->size + FLOOD_TRIM_LEN, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
 	cpu_set_t set;
 	__u64 base;
 	__u32 n;
@@ -476,7 +667,19 @@ static void *worker_main(void *arg)
 		slot->pos = (__u32)(base % r->nsrc);
 		opts.repeat = n;
 		t1 = mono_ns();
-		err = bpf_prog_test_run_opts(r->prog_fd, &opts);
+		if (__atomic_load_n(&r->sender, __ATOMIC_RELAXED) == FLOOD_SENDER_XDP) {
+			err = bpf_prog_test_run_opts(r->prog_fd, &opts);
+			/* auto: a kernel that refuses live frames sent none of
+			 * these; send them (and the rest) through the socket. */
+			if (err && live_frames_refused(err) && slot->seq == base &&
+			    r->sender_auto) {
+				__atomic_store_n(&r->sender, FLOOD_SENDER_SOCKET, __ATOMIC_RELAXED);
+				slot->pos = (__u32)(base % r->nsrc);
+				err = socket_send(w, slot, n);
+			}
+		} else {
+			err = socket_send(w, slot, n);
+		}
 		t2 = mono_ns();
 		done = slot->seq - base;
 		pthread_mutex_unlock(&r->cpu_lock[w->cpu_idx]);
@@ -498,6 +701,8 @@ static void *worker_main(void *arg)
 			break;
 		}
 	}
+	if (w->sock >= 0)
+		close(w->sock);
 	return NULL;
 }
 
@@ -540,36 +745,54 @@ static int hold_in_dispatcher(struct flood_bpf *skel, int ifindex, const char *d
 	return fd;
 }
 
-/* splitmix64: the permutation's generator, reproducible from --seed. */
-static __u64 splitmix64(__u64 *state)
+/* A bijection of the integers below 2^bits (bits <= 32), keyed by `state`:
+ * three rounds of add, multiply by an odd number and xorshift, each
+ * invertible modulo 2^bits, so distinct inputs give distinct offsets. */
+static __u32 scatter_offset(__u32 i, int bits, const __u64 keys[3])
 {
-	__u64 z = (*state += 0x9e3779b97f4a7c15ULL);
+	__u32 mask = bits >= 32 ? 0xffffffff : (1U << bits) - 1, x = i;
+	int r, shift = (bits + 1) / 2;
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	for (r = 0; r < 3; r++) {
+		x = (x + (__u32)keys[r]) & mask;
+		x = (x * ((__u32)(keys[r] >> 32) | 1)) & mask;
+		if (shift)
+			x ^= x >> shift;
+	}
+	return x;
 }
 
-/* Fills flood_perm with a Fisher-Yates shuffle of 0 .. nsrc-1 and keeps a
- * copy for the per-source report. */
-static int fill_perm(struct flood_bpf *skel, __u32 nsrc, __u64 seed, __u32 **copy)
+/* Fills flood_perm with what each position i < nsrc adds to the base: a
+ * Fisher-Yates shuffle of 0 .. nsrc-1 (:shuffle), or nsrc distinct offsets
+ * scattered over the prefix's host bits (PREFIX/LEN+K), both reproducible
+ * from --seed. Keeps a copy for the per-source report. */
+static int fill_perm(struct flood_bpf *skel, const struct flood_opts *o, __u32 **copy)
 {
+	__u32 nsrc = o->nsrc;
 	size_t len = (size_t)nsrc * sizeof(__u32);
 	size_t map_len = (len + (size_t)getpagesize() - 1) & ~((size_t)getpagesize() - 1);
-	__u64 state = seed;
+	__u64 state = o->seed, keys[3];
 	__u32 *perm, i;
 
 	perm = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    bpf_map__fd(skel->maps.flood_perm), 0);
 	if (perm == MAP_FAILED)
 		return -errno;
-	for (i = 0; i < nsrc; i++)
-		perm[i] = i;
-	for (i = nsrc - 1; i > 0; i--) {
-		__u32 j = (__u32)(splitmix64(&state) % ((__u64)i + 1)), t = perm[i];
+	if (o->src_mode == FLOOD_SRC_SCATTER) {
+		for (i = 0; i < 3; i++)
+			keys[i] = splitmix64(&state);
+		for (i = 0; i < nsrc; i++)
+			perm[i] = scatter_offset(i, flood_addr_len(o->family) * 8 - o->prefix_len,
+						 keys);
+	} else {
+		for (i = 0; i < nsrc; i++)
+			perm[i] = i;
+		for (i = nsrc - 1; i > 0; i--) {
+			__u32 j = (__u32)(splitmix64(&state) % ((__u64)i + 1)), t = perm[i];
 
-		perm[i] = perm[j];
-		perm[j] = t;
+			perm[i] = perm[j];
+			perm[j] = t;
+		}
 	}
 	*copy = malloc(len);
 	if (*copy)
@@ -585,6 +808,8 @@ static void format_addr(const struct flood_opts *o, char *buf, size_t size)
 	inet_ntop(o->family, o->src, a, sizeof(a));
 	if (o->src_mode == FLOOD_SRC_RANDOM)
 		snprintf(buf, size, "%s/%d (random)", a, o->prefix_len);
+	else if (o->src_mode == FLOOD_SRC_SCATTER)
+		snprintf(buf, size, "%s/%d+%u (scattered)", a, o->prefix_len, o->nsrc);
 	else if (o->nsrc > 1)
 		snprintf(buf, size, "%s+%u%s", a, o->nsrc,
 			 o->src_mode == FLOOD_SRC_SHUFFLE ? ":shuffle" : "");
@@ -592,10 +817,17 @@ static void format_addr(const struct flood_opts *o, char *buf, size_t size)
 		snprintf(buf, size, "%s", a);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Frames per source, in address order, from the sequence numbers sent. */
 static __u64 *per_source(const struct flood_opts *o, const struct run *r, const __u32 *perm)
 {
-	__u64 *pos_cnt, *cnt, k = o->nsrc, q = r->next / k, rem = r->next % k;
+	__u64 *pos_cnt, *cnt, *order, k = o->nsrc, q = r->next / k, rem = r->next % k;
 	size_t i;
 	__u64 s;
 
@@ -611,8 +843,24 @@ static __u64 *per_source(const struct flood_opts *o, const struct run *r, const 
 	for (i = 0; i < r->nholes; i++)
 		for (s = r->holes[i].start; s < r->holes[i].end; s++)
 			pos_cnt[s % k]--;
+	if (!perm) {
+		memcpy(cnt, pos_cnt, k * sizeof(*cnt));
+		free(pos_cnt);
+		return cnt;
+	}
+	/* Position i sends base + perm[i]: sort the positions by it. */
+	order = malloc(k * sizeof(*order));
+	if (!order) {
+		free(pos_cnt);
+		free(cnt);
+		return NULL;
+	}
 	for (i = 0; i < k; i++)
-		cnt[perm ? perm[i] : i] = pos_cnt[i];
+		order[i] = (__u64)perm[i] << 32 | i;
+	qsort(order, k, sizeof(*order), cmp_u64);
+	for (i = 0; i < k; i++)
+		cnt[i] = pos_cnt[(__u32)order[i]];
+	free(order);
 	free(pos_cnt);
 	return cnt;
 }
@@ -625,8 +873,8 @@ struct session {
 	int ifindex;
 	struct flood_bpf *skel;
 	int hold;    /* the generic-mode link (hold_in_dispatcher), or -1 */
-	__u32 *perm; /* SHUFFLE: the permutation, for the per-source report */
-	__u8 frame[META_LEN + FLOOD_MAX_FRAME] __attribute__((aligned(8)));
+	__u32 *perm; /* SHUFFLE, SCATTER: flood_perm, for the per-source report */
+	__u8 frame[META_LEN + FLOOD_MAX_FRAME + FLOOD_TRIM_LEN] __attribute__((aligned(8)));
 	struct run r;
 	struct worker *workers;
 	__u32 started; /* threads created */
@@ -641,6 +889,7 @@ struct result {
 	bool stats_ok;
 	__u64 tx_dropped;
 	__u64 *counts; /* frames per source, or NULL */
+	int sender;    /* how the frames left: FLOOD_SENDER_XDP or _SOCKET */
 };
 
 /* Finds --dev and fills in the MAC addresses not given. */
@@ -701,7 +950,7 @@ static int prepare_program(struct session *s)
 	s->skel->rodata->cfg_cookie = cookie;
 	memcpy(s->frame, &cookie, META_LEN);
 	build_frame(o, s->frame + META_LEN, s->skel->rodata);
-	if (o->src_mode == FLOOD_SRC_SHUFFLE)
+	if (o->src_mode == FLOOD_SRC_SHUFFLE || o->src_mode == FLOOD_SRC_SCATTER)
 		bpf_map__set_max_entries(s->skel->maps.flood_perm, (o->nsrc + 1) / 2);
 	err = flood_bpf__load(s->skel);
 	if (err) {
@@ -710,10 +959,10 @@ static int prepare_program(struct session *s)
 	}
 	/* A single-frame test run never touches the dispatcher; leave the
 	 * device free for another generator that needs it. */
-	if (o->batch > 1)
+	if (o->batch > 1 && o->sender != FLOOD_SENDER_SOCKET)
 		s->hold = hold_in_dispatcher(s->skel, s->ifindex, o->dev);
-	if (o->src_mode == FLOOD_SRC_SHUFFLE) {
-		err = fill_perm(s->skel, o->nsrc, o->seed, &s->perm);
+	if (o->src_mode == FLOOD_SRC_SHUFFLE || o->src_mode == FLOOD_SRC_SCATTER) {
+		err = fill_perm(s->skel, o, &s->perm);
 		if (err) {
 			fprintf(stderr, "Error: cannot fill the source permutation: %s\n",
 				strerror(-err));
@@ -738,7 +987,12 @@ static int prepare_run(struct session *s)
 			  .batch = o->batch,
 			  .nsrc = o->nsrc,
 			  .count = o->count,
-			  .rate = o->rate};
+			  .rate = o->rate,
+			  .sender = o->sender == FLOOD_SENDER_SOCKET ? FLOOD_SENDER_SOCKET
+								     : FLOOD_SENDER_XDP,
+			  .sender_auto = o->sender == FLOOD_SENDER_AUTO,
+			  .rd = s->skel->rodata,
+			  .perm = s->perm};
 	r->ncpus = allowed_cpus(&r->cpus);
 	if (r->ncpus < 0) {
 		fprintf(stderr, "Error: cannot list the CPUs to run on: %s\n", strerror(-r->ncpus));
@@ -776,7 +1030,10 @@ static int run_workers(struct session *s)
 	pthread_sigmask(SIG_BLOCK, &block, &old_mask);
 	flood_signalled = 0;
 	for (i = 0; i < o->threads; i++) {
-		s->workers[i] = (struct worker){.r = r, .cpu_idx = (int)(i % (__u32)r->ncpus)};
+		s->workers[i] = (struct worker){.r = r,
+						.cpu_idx = (int)(i % (__u32)r->ncpus),
+						.sock = -1,
+						.prng = o->seed ^ ((__u64)i << 32) ^ mono_ns()};
 		err = pthread_create(&s->workers[i].tid, NULL, worker_main, &s->workers[i]);
 		if (err) {
 			fprintf(stderr, "Error: cannot start thread %u: %s\n", i, strerror(err));
@@ -814,12 +1071,15 @@ static int sum_workers(const struct session *s, struct result *res, __u64 *frame
 
 	res->start_ns = ~0ULL;
 	res->end_ns = r->t0;
+	res->sender = r->sender;
 	for (i = 0; i < s->o.threads; i++) {
 		const struct worker *w = &s->workers[i];
 
 		if (w->err) {
-			fprintf(stderr, "Error: BPF_PROG_TEST_RUN on '%s' failed: %s\n", s->o.dev,
-				strerror(-w->err));
+			fprintf(stderr, "Error: %s on '%s' failed: %s\n",
+				r->sender == FLOOD_SENDER_XDP ? "BPF_PROG_TEST_RUN"
+							      : "sending to an AF_PACKET socket",
+				s->o.dev, strerror(-w->err));
 			ret = FLOOD_EXIT_FAIL;
 		}
 		if (w->pin_err)
@@ -884,11 +1144,12 @@ static void report_json(const struct flood_opts *o, const struct result *res)
 
 	printf("{\"sent\": %llu, \"elapsed_ns\": %llu, \"start_ns\": %llu, \"end_ns\": %llu, "
 	       "\"max_batch_ns\": %llu, \"threads\": %u, \"sources\": %u, \"batch\": %u, "
-	       "\"rate\": %.17g, \"size\": %u, \"tx_dropped\": %lld",
+	       "\"rate\": %.17g, \"size\": %u, \"sender\": \"%s\", \"tx_dropped\": %lld",
 	       (unsigned long long)res->sent, (unsigned long long)res->elapsed_ns,
 	       (unsigned long long)res->start_ns, (unsigned long long)res->end_ns,
 	       (unsigned long long)res->max_batch_ns, o->threads,
 	       o->src_mode == FLOOD_SRC_RANDOM ? 0 : o->nsrc, o->batch, o->rate, o->size,
+	       res->sender == FLOOD_SENDER_XDP ? "xdp" : "socket",
 	       res->stats_ok ? (long long)res->tx_dropped : -1LL);
 	if (res->counts) {
 		printf(", \"per_source\": [");

@@ -14,11 +14,15 @@
 #define FLOOD_TMPL_BYTES  80	      /* >= 74, the Ethernet + IPv6 + TCP headers */
 #define FLOOD_MAX_SHUFFLE (1U << 24)  /* sources of a shuffled range (64 MiB map) */
 #define FLOOD_MAX_PAYLOAD (1514 - 42) /* the longest frame, less the shortest headers */
+/* Bytes after each test_run frame that the program trims off: the change of
+ * context that makes test_run rebuild the frame's length (flood.bpf.c). */
+#define FLOOD_TRIM_LEN	  8
 
 enum flood_src_mode {
 	FLOOD_SRC_SEQ = 0,     /* base + (i mod nsrc) */
 	FLOOD_SRC_SHUFFLE = 1, /* base + flood_perm[i mod nsrc] */
 	FLOOD_SRC_RANDOM = 2,  /* base | (random & mask), per 32-bit word */
+	FLOOD_SRC_SCATTER = 3, /* prefix + flood_perm[i mod nsrc]: distinct offsets */
 };
 
 /* One per CPU, in .bss: written by userspace between test_run calls, and by

@@ -26,7 +26,7 @@ static const char usage_format[] =
 	"                       [--src SPEC] [--proto udp|tcp|tcp-ack] [--sport N] [--dport N]\n"
 	"                       [--size BYTES] [--rate PPS] [--threads N] [--batch N]\n"
 	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--repeat N]\n"
-	"                       [--json]\n"
+	"                       [--sender auto|xdp|socket] [--json]\n"
 	"\n"
 	"Sends frames out of IFACE with BPF_PROG_TEST_RUN live frames and XDP_TX, so\n"
 	"for a veth they arrive at its peer. The peer must run a native XDP program or\n"
@@ -40,6 +40,8 @@ static const char usage_format[] =
 	"                      ADDR+K:shuffle  the same K sources in a fixed pseudo-random\n"
 	"                                      order (see --seed); K <= 16777216\n"
 	"                      PREFIX/LEN      a uniformly random source in PREFIX per frame\n"
+	"                      PREFIX/LEN+K    K distinct sources scattered over PREFIX (drawn\n"
+	"                                      from --seed), round-robin; IPv6 /96 or longer\n"
 	"                      IPv6 +K counts in the low 32 bits. The family must match --dst.\n"
 	"  --proto udp|tcp|tcp-ack\n"
 	"                      default udp; tcp sends SYNs with sequence number i;\n"
@@ -60,16 +62,22 @@ static const char usage_format[] =
 	"  --dst-mac MAC       required unless IFACE is a veth whose peer is in this\n"
 	"                      namespace; then the peer's address is the default\n"
 	"  --src-mac MAC       default: IFACE's address\n"
-	"  --seed N            seed of the :shuffle permutation (default 1)\n"
+	"  --seed N            seed of the :shuffle order and of scattered sources\n"
+	"                      (default 1)\n"
 	"  --repeat N          send each source N frames in a row, per CPU (default 1):\n"
 	"                      a spoofer whose sources come back at once\n"
+	"  --sender auto|xdp|socket\n"
+	"                      xdp: live frames, as above; socket: frames built here\n"
+	"                      and written to an AF_PACKET socket on IFACE (slower; no\n"
+	"                      receiver requirement); auto (default): xdp, or socket\n"
+	"                      when the kernel refuses live frames (EPERM, EOPNOTSUPP)\n"
 	"  --json              print one JSON object: sent, elapsed_ns, start_ns, end_ns\n"
 	"                      (CLOCK_MONOTONIC: the first frame's batch to the last's;\n"
 	"                      elapsed_ns counts from the run's start, before the first\n"
 	"                      batch), max_batch_ns, threads, sources (0 when random),\n"
-	"                      batch, rate, size, tx_dropped (-1 when unknown) and\n"
-	"                      per_source (fixed and +K sources, in address order, when\n"
-	"                      K <= 1048576)\n"
+	"                      batch, rate, size, sender (xdp or socket), tx_dropped\n"
+	"                      (-1 when unknown) and per_source (fixed, +K and\n"
+	"                      scattered sources, in address order, when K <= 1048576)\n"
 	"\n"
 	"Exit codes: 0 ok, 1 runtime failure, 2 bad usage.\n";
 
@@ -169,9 +177,13 @@ static int parse_src(struct flood_opts *o)
 	o->src_mode = FLOOD_SRC_SEQ;
 
 	if ((sep = strchr(buf, '/'))) {
-		__u64 len;
+		char *plus = strchr(sep + 1, '+');
+		__u64 len, k;
+		int host_bits;
 
 		*sep = '\0';
+		if (plus)
+			*plus = '\0';
 		family = parse_addr(buf, o->src);
 		if (!family)
 			return flood_usage_err("--src '%s': '%s' is not an IPv4 or IPv6 address",
@@ -188,9 +200,26 @@ static int parse_src(struct flood_opts *o)
 			else if (bits < 8)
 				o->src[i] &= (__u8)(0xff << (8 - bits));
 		}
-		/* A full-length prefix is one fixed source. */
-		if (o->prefix_len < flood_addr_len(family) * 8)
+		host_bits = flood_addr_len(family) * 8 - o->prefix_len;
+		if (plus) {
+			/* The offsets are drawn in the word +K counts in. */
+			if (host_bits > 32)
+				return flood_usage_err("--src '%s': scattered IPv6 sources need a "
+						       "prefix of /96 or longer",
+						       spec);
+			if (!parse_u64(plus + 1, 1, FLOOD_MAX_SHUFFLE, &k))
+				return flood_usage_err(
+					"--src '%s': K must be an integer from 1 to %u", spec,
+					FLOOD_MAX_SHUFFLE);
+			if (host_bits < 32 && k > 1ULL << host_bits)
+				return flood_usage_err("--src '%s': /%d holds only %llu addresses",
+						       spec, o->prefix_len, 1ULL << host_bits);
+			o->nsrc = (__u32)k;
+			o->src_mode = FLOOD_SRC_SCATTER;
+		} else if (host_bits > 0) {
+			/* A full-length prefix is one fixed source. */
 			o->src_mode = FLOOD_SRC_RANDOM;
+		}
 	} else if ((sep = strchr(buf, '+'))) {
 		char *shuffle;
 		__u64 k;
@@ -301,6 +330,20 @@ static int opt_rate(struct flood_opts *o, const char *name, const char *v)
 	return 0;
 }
 
+static int opt_sender(struct flood_opts *o, const char *name, const char *v)
+{
+	(void)name;
+	if (!strcmp(v, "auto"))
+		o->sender = FLOOD_SENDER_AUTO;
+	else if (!strcmp(v, "xdp"))
+		o->sender = FLOOD_SENDER_XDP;
+	else if (!strcmp(v, "socket"))
+		o->sender = FLOOD_SENDER_SOCKET;
+	else
+		return flood_usage_err("--sender must be auto, xdp or socket, not '%s'", v);
+	return 0;
+}
+
 /* --threads, --batch and --repeat: counts from 1 to their own maximum. */
 static int opt_amount(struct flood_opts *o, const char *name, const char *v)
 {
@@ -356,12 +399,16 @@ struct flood_option {
 };
 
 static const struct flood_option options[] = {
-	{"dev", true, opt_text},    {"dst", true, opt_text},	   {"src", true, opt_text},
-	{"proto", true, opt_proto}, {"sport", true, opt_port},	   {"dport", true, opt_port},
-	{"size", true, opt_text},   {"count", true, opt_count},	   {"duration", true, opt_duration},
-	{"rate", true, opt_rate},   {"threads", true, opt_amount}, {"batch", true, opt_amount},
-	{"dst-mac", true, opt_mac}, {"src-mac", true, opt_mac},	   {"seed", true, opt_seed},
-	{"json", false, opt_json},  {"help", false, opt_help},	   {"repeat", true, opt_amount},
+	{"dev", true, opt_text},	  {"dst", true, opt_text},
+	{"src", true, opt_text},	  {"proto", true, opt_proto},
+	{"sport", true, opt_port},	  {"dport", true, opt_port},
+	{"size", true, opt_text},	  {"count", true, opt_count},
+	{"duration", true, opt_duration}, {"rate", true, opt_rate},
+	{"threads", true, opt_amount},	  {"batch", true, opt_amount},
+	{"dst-mac", true, opt_mac},	  {"src-mac", true, opt_mac},
+	{"seed", true, opt_seed},	  {"json", false, opt_json},
+	{"help", false, opt_help},	  {"repeat", true, opt_amount},
+	{"sender", true, opt_sender},
 };
 
 #define N_OPTIONS  (sizeof(options) / sizeof(options[0]))

@@ -18,6 +18,15 @@
 #define FLOOD_MAX_FRAME	    1514
 #define FLOOD_MIN_FRAME	    60 /* the default size, unless the headers are longer */
 
+/* How frames leave: XDP live frames (BPF_PROG_TEST_RUN, the fast way), or
+ * built in userspace and written to an AF_PACKET socket, for kernels that
+ * refuse live frames. */
+enum flood_sender {
+	FLOOD_SENDER_AUTO = 0, /* XDP, or the socket once the kernel refuses XDP */
+	FLOOD_SENDER_XDP,
+	FLOOD_SENDER_SOCKET,
+};
+
 struct flood_opts {
 	const char *dev;
 	const char *dst_str;
@@ -42,6 +51,7 @@ struct flood_opts {
 	__u8 dst_mac[ETH_ALEN], src_mac[ETH_ALEN];
 	bool have_dst_mac, have_src_mac;
 	__u64 seed;
+	int sender; /* enum flood_sender */
 	bool json;
 };
 
