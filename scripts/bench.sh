@@ -5,7 +5,8 @@
 #
 #   1. build/bench_prog: BPF_PROG_TEST_RUN ns/packet of the XDP program.
 #   2. The veth lab: build/floodgate-flood (2 threads, 60-byte UDP frames) floods
-#      fgA from 1, 1k, 1M and 16M (random over a /8) sources, and each receiver
+#      fgA from 1, 1k (consecutive), 1k-scat (1k scattered over a /8), 1M and
+#      16M (random over a /8) sources, and each receiver
 #      configuration on fgA counts what it received, on the receiving side:
 #
 #      bare           XDP_DROP, native   rx_queue_*_xdp_drops (ethtool -S)
@@ -101,7 +102,7 @@ SMALL_TABLE=65536  # the churn runs' other table size (RECEIVER@64k)
 SIMPLEST_TABLE=65536
 
 RECEIVERS=(bare simplest floodgate-xdp floodgate-tc nft-meter hashlimit)
-SOURCE_SETS=(1 1k 1M 16M)
+SOURCE_SETS=(1 1k 1k-scat 1M 16M)
 # The churn path: the limiters with a table, again with SMALL_TABLE entries.
 CHURN_RECEIVERS=(floodgate-xdp@64k nft-meter@64k hashlimit@64k)
 CHURN_SETS=(1M 16M)
@@ -121,6 +122,9 @@ fi
 declare -A SRC_SPEC=(
 	[1]=10.0.0.1
 	[1k]=10.0.0.0+1000
+	# The same count scattered over a /8 as abusers' addresses are (the
+	# consecutive 1k never share a slot of floodgate's refusal cache).
+	[1k-scat]=10.0.0.0/8+1000
 	[1M]=10.0.0.0+1000000
 	[16M]=10.0.0.0/8
 )
@@ -692,7 +696,8 @@ python3 - "$DETAIL_CSV" "$MEDIANS_CSV" "$OUT/plot.dat" "$WORK/plot.series" "${RE
 	# The goals of issue 25, each beside its figure: fg / simplest at every
 	# source count (the goal at 1k), and the churn path against nft and
 	# hashlimit with tables of 1M and of 64k entries.
-	goals = [("floodgate-xdp", "simplest", s, (1.0, 1.2) if s == "1k" else None) for s in sets]
+	goals = [("floodgate-xdp", "simplest", s, (1.0, 1.2) if s.startswith("1k") else None)
+	          for s in sets]
 	goals += [("floodgate-xdp" + t, b + t, s, (4, None))
 	          for s in ("1M", "16M") for t in ("", "@64k") for b in ("nft-meter", "hashlimit")]
 	print()

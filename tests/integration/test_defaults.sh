@@ -12,7 +12,9 @@
 #   - the host sending bulk (iperf3 -R: it receives a high rate of small
 #     ACKs) is measured and reported, and must keep >= 90% too;
 #   - a one-source flood of 60-byte UDP frames and a one-source SYN flood are
-#     each >= 90% dropped, counted at the receiver (nft) and in `stats`;
+#     each held to their policy's burst + rate x t, counted at the receiver
+#     (nft), and the rest dropped by that policy (`stats`); the share dropped
+#     is reported (>= 90% with the generator's XDP live frames);
 #   - IPv6 neighbour discovery and a ping keep working.
 # The machine is shared and noisy: each case is the median of ROUNDS short
 # runs, the two programs alternating round by round so that both see the
@@ -145,27 +147,37 @@ check "the sender resolved fgA's address by neighbour discovery" \
 	bash -c "ip -n $SENDER_NS -6 neigh show fd00:200::1 | grep -q lladdr"
 
 
-# flood_case NAME POLICY ARGS...: a one-source flood; >= 90% must be
-# dropped, at the receiver and by POLICY.
+# flood_case NAME POLICY RATE BURST ARGS...: a one-source flood; POLICY
+# (RATE/s, burst BURST in the built-in policy) must hold what reaches the
+# receiver to BURST + RATE x t in t seconds, and drop the rest itself. The
+# share dropped depends on how fast the generator sends (over 90% with XDP
+# live frames here; the socket sender is slower): reported, not asserted.
 flood_case() {
-	local name=$1 policy=$2 sent received dropped_before dropped
-	shift 2
+	local name=$1 policy=$2 rate=$3 burst=$4 out sent secs bound received dropped_before dropped
+	shift 4
 	dropped_before=$("$FLOODGATE" stats fgA --json | python3 -c \
 		'import json,sys; print([p["dropped_packets"] for p in json.load(sys.stdin)["policies"] if p["name"] == sys.argv[1]][0])' "$policy")
 	count_sources 10.0.0.1
-	sent=$(json_get "$(flood --dst 10.200.0.1 --src 10.0.0.1 --duration $FLOOD_SECS "$@")" 'd["sent"]')
+	out=$(flood --dst 10.200.0.1 --src 10.0.0.1 --duration $FLOOD_SECS "$@")
+	sent=$(json_get "$out" 'd["sent"]')
+	secs=$(json_get "$out" 'd["elapsed_ns"] / 1e9 + 0.05')
+	bound=$(awk "BEGIN { printf \"%d\", $burst + $rate * $secs }")
 	received=$(received 0)
 	dropped=$("$FLOODGATE" stats fgA --json | python3 -c \
 		'import json,sys; print([p["dropped_packets"] for p in json.load(sys.stdin)["policies"] if p["name"] == sys.argv[1]][0])' "$policy")
 	dropped=$((dropped - dropped_before))
-	echo "# $name: sent $sent in ${FLOOD_SECS}s, $received reached the stack, $policy dropped $dropped"
-	check "$name: >= 90% dropped at the receiver ($received of $sent passed)" \
-		[ $((received * 10)) -le "$sent" ]
-	check "$name: the drops are $policy's ($dropped of $sent)" \
-		[ $((dropped * 10)) -ge $((sent * 9)) ]
+	echo "# $name: sent $sent in ${secs}s ($(json_get "$out" 'd["sender"]') sender), $received reached" \
+		"the stack ($(awk "BEGIN { printf \"%.1f\", 100 - 100 * $received / $sent }")% dropped)," \
+		"$policy dropped $dropped"
+	check "$name: held to $policy's burst + rate x t ($received <= $bound)" \
+		[ "$received" -le "$bound" ]
+	check "$name: the rest dropped by $policy ($dropped >= $sent - $bound)" \
+		[ "$dropped" -ge $((sent - bound)) ]
+	check "$name: the flood outran the policy (premise: $sent > 2 x $bound)" \
+		[ "$sent" -gt $((2 * bound)) ]
 }
-flood_case "one-source flood of 60-byte UDP frames" small-udp --proto udp --size 60
-flood_case "one-source SYN flood" syn --proto tcp
+flood_case "one-source flood of 60-byte UDP frames" small-udp 50000 50000 --proto udp --size 60
+flood_case "one-source SYN flood" syn 1000 2000 --proto tcp
 
 # A spoofed flood of 60-byte UDP frames, a random source in 10.0.0.0/8 per
 # frame: new sources get state only while the budget lasts (new_sources =

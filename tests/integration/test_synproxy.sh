@@ -250,6 +250,7 @@ fi
 cookies_before=$(nstat_value TcpExtSyncookiesSent)
 drops_before=$(nstat_value TcpExtListenDrops)
 synacks_before=$(stat_of synproxy_synacks)
+to_stack_before=$(stat_of synproxy_to_stack)
 rejected_before=$(tsecr_rejected)
 flood --proto tcp --dst 10.200.0.1 --src 10.0.0.0/9 --dport "$PORT" --rate "$FLOOD_PPS" \
 	--duration 3 >"$WORK/synflood.json" &
@@ -258,14 +259,19 @@ got=$(connects 10.200.0.1 50)
 wait $flood_pid
 sent=$(json_get "$(cat "$WORK/synflood.json")" 'd["sent"]')
 synacks=$(($(stat_of synproxy_synacks) - synacks_before))
-echo "    SYN flood: $sent spoofed SYNs, $synacks SYN-ACKs from the proxy"
+to_stack=$(($(stat_of synproxy_to_stack) - to_stack_before))
+echo "    SYN flood: $sent spoofed SYNs ($(json_get "$(cat "$WORK/synflood.json")" 'd["sender"]') sender)," \
+	"$synacks SYN-ACKs from the proxy, $to_stack passed on to nftables' synproxy"
 check "(b) 50 of 50 connects echo during the SYN flood (got $got)" test "$got" -eq 50
 check "(b) the listener refused none of their handshake ACKs (TSEcrRejected +$(($(tsecr_rejected) - rejected_before)))" \
 	test "$(tsecr_rejected)" -eq "$rejected_before"
 check "(b) no flood frame was lost on the veth (the test's premise)" \
 	test "$(json_get "$(cat "$WORK/synflood.json")" 'd["tx_dropped"]')" -eq 0
-check "(b) the proxy answered the flood ($synacks SYN-ACKs for $sent SYNs + 50)" \
-	test "$synacks" -ge "$sent"
+# Live XDP frames have a page's tailroom and are all answered at the hook;
+# the generator's socket sender delivers skbs, as a peer's stack does, and
+# those too short to grow go on to nftables' synproxy, as (j) shows.
+check "(b) the proxy answered the flood, at the hook or through nftables ($synacks + $to_stack for $sent SYNs + 50)" \
+	test "$((synacks + to_stack))" -ge "$sent"
 check "(b) the listener's stack sent no SYN cookie of its own" \
 	test "$(nstat_value TcpExtSyncookiesSent)" -eq "$cookies_before"
 check "(b) and dropped nothing from its listen queue" \
@@ -330,11 +336,18 @@ check "(k) and so does status --json" test "$(json_get "$("$FLOODGATE" status fg
 start_ns=$(date +%s%N)
 synacks_before=$(stat_of synproxy_synacks)
 capped_before=$(stat_of synproxy_synacks_capped)
+to_stack_before=$(stat_of synproxy_to_stack)
 flood --proto tcp --dst 10.200.0.1 --src 10.0.0.0/9 --dport "$PORT" --count 5000 \
 	--rate "$FLOOD_PPS" >"$WORK/cappedflood.json"
 sent=$(json_get "$(cat "$WORK/cappedflood.json")" 'd["sent"]')
-wait_until 10 test "$(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_synacks_capped) - capped_before))" -ge "$sent"
-answered=$(($(stat_of synproxy_synacks) - synacks_before))
+# Answered: at the hook, or (a frame too short to grow, which the cap let
+# through first) handed to nftables' synproxy, as in (b).
+counted() {
+	echo $(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_to_stack) - to_stack_before \
+		+ $(stat_of synproxy_synacks_capped) - capped_before))
+}
+wait_until 10 test "$(counted)" -ge "$sent"
+answered=$(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_to_stack) - to_stack_before))
 capped=$(($(stat_of synproxy_synacks_capped) - capped_before))
 elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))
 bound=$((100 + 100 * elapsed_ms / 3600000 + 1 + 1))

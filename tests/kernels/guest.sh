@@ -114,9 +114,10 @@ setup() {
 	local mod
 	# [synproxy]: conntrack (its BPF kfuncs, ctnetlink for the entries of
 	# connections open before a load, the tcp_loose sysctl) and
-	# nftables' synproxy statement are modules on Debian's 6.1.
+	# nftables' synproxy statement are modules on Debian's 6.1; af_packet
+	# for the generator's socket sender (test_flood_gen runs it everywhere).
 	for mod in veth sch_ingress cls_bpf nf_tables nf_conntrack nf_conntrack_netlink \
-		nft_ct nf_synproxy_core nft_synproxy; do
+		nft_ct nf_synproxy_core nft_synproxy af_packet; do
 		modprobe "$mod" || say "modprobe $mod failed"
 	done
 	# TCG runs the guest many times slower than hardware, while the
