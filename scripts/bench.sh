@@ -522,6 +522,7 @@ write_floodgate_conf
 log "== veth lab: fgB (sender netns) -> fgA, $THREADS generator threads, $THREADS veth queues, 60-byte UDP frames, ${DURATION} s per run"
 log "   limit: $LIMIT_RATE/$LIMIT_UNIT per source address, burst $LIMIT_BURST, tables of $TABLE_SIZE sources; passed traffic: $SINK"
 log "   simplest: tests/bench/simplest.bpf.c, $SIMPLEST_TABLE-entry LRU, fixed window of one $LIMIT_UNIT; RECEIVER@64k: a table of $SMALL_TABLE entries"
+[ "$SENDER" = xdp ] || log "   generator: --sender $SENDER (FG_BENCH_SENDER): NOT the benchmark; the sender, not the receivers, sets these rates, so no ratio or goal below means anything"
 log "   floodgate config (max_sources = $TABLE_SIZE):"
 sed 's/^/     | /' "$FG_CONF" | tee -a "$REPORT"
 
