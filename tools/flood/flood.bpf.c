@@ -118,20 +118,6 @@ static __always_inline int put_headers(void *data, void *end, const int len)
 	return 0;
 }
 
-static __always_inline __u16 csum_fold(__u64 sum)
-{
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
-}
-
-static __always_inline __u32 halves(__u32 w)
-{
-	return (w >> 16) + (w & 0xffff);
-}
-
 /* Source word i (network order) for this frame. */
 static __always_inline __u32 src_word(int i, __u32 idx)
 {
@@ -204,9 +190,9 @@ int flood_xdp(struct xdp_md *ctx)
 		w = repeat ? s->last_src[0] : src_word(0, idx);
 		s->last_src[0] = w;
 		*(__u32 *)(data + ETH_HLEN + 12) = w;
-		l3_sum += halves(w);
-		l4_sum += halves(w);
-		*(__u16 *)(data + ETH_HLEN + 10) = csum_fold(l3_sum);
+		l3_sum += flood_halves(w);
+		l4_sum += flood_halves(w);
+		*(__u16 *)(data + ETH_HLEN + 10) = flood_csum_fold(l3_sum);
 		l4_off = ETH_HLEN + 20;
 	} else {
 		if (cfg_proto == IPPROTO_TCP) {
@@ -221,7 +207,7 @@ int flood_xdp(struct xdp_md *ctx)
 			w = repeat ? s->last_src[i] : src_word(i, idx);
 			s->last_src[i] = w;
 			*(__u32 *)(data + ETH_HLEN + 8 + 4 * i) = w;
-			l4_sum += halves(w);
+			l4_sum += flood_halves(w);
 		}
 		l4_off = ETH_HLEN + 40;
 	}
@@ -233,10 +219,10 @@ int flood_xdp(struct xdp_md *ctx)
 	if (cfg_proto == IPPROTO_TCP) {
 		w = bpf_htonl((__u32)seq);
 		*(__u32 *)(data + l4_off + 4) = w;
-		l4_sum += halves(w);
-		*(__u16 *)(data + l4_off + 16) = csum_fold(l4_sum);
+		l4_sum += flood_halves(w);
+		*(__u16 *)(data + l4_off + 16) = flood_csum_fold(l4_sum);
 	} else {
-		__u16 c = csum_fold(l4_sum);
+		__u16 c = flood_csum_fold(l4_sum);
 
 		/* 0 means "no checksum" in UDP (and is invalid over IPv6). */
 		*(__u16 *)(data + l4_off + 6) = c ? c : 0xffff;

@@ -460,20 +460,6 @@ static bool sleep_until(struct run *r, __u64 ns)
 /* Frames per sendmmsg call. */
 #define SOCKET_CHUNK 64
 
-static __u32 halves(__u32 w)
-{
-	return (w >> 16) + (w & 0xffff);
-}
-
-static __u16 csum_fold(__u64 sum)
-{
-	sum = (sum & 0xffffffff) + (sum >> 32);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (__u16)~sum;
-}
-
 /* Source word i (network order) of the frame, as flood.bpf.c's src_word. */
 static __u32 socket_src_word(struct worker *w, int i, __u32 idx)
 {
@@ -519,9 +505,9 @@ static void socket_make_frame(struct worker *w, volatile struct flood_slot *s, _
 		word = repeat ? s->last_src[0] : socket_src_word(w, 0, idx);
 		s->last_src[0] = word;
 		memcpy(out + ETH_HLEN + 12, &word, 4);
-		l3_sum += halves(word);
-		l4_sum += halves(word);
-		c = csum_fold(l3_sum);
+		l3_sum += flood_halves(word);
+		l4_sum += flood_halves(word);
+		c = flood_csum_fold(l3_sum);
 		memcpy(out + ETH_HLEN + 10, &c, 2);
 		l4_off = ETH_HLEN + 20;
 	} else {
@@ -529,18 +515,18 @@ static void socket_make_frame(struct worker *w, volatile struct flood_slot *s, _
 			word = repeat ? s->last_src[i] : socket_src_word(w, (int)i, idx);
 			s->last_src[i] = word;
 			memcpy(out + ETH_HLEN + 8 + 4 * i, &word, 4);
-			l4_sum += halves(word);
+			l4_sum += flood_halves(word);
 		}
 		l4_off = ETH_HLEN + 40;
 	}
 	if (rd->cfg_proto == IPPROTO_TCP) {
 		word = htonl((__u32)seq);
 		memcpy(out + l4_off + 4, &word, 4);
-		l4_sum += halves(word);
-		c = csum_fold(l4_sum);
+		l4_sum += flood_halves(word);
+		c = flood_csum_fold(l4_sum);
 		memcpy(out + l4_off + 16, &c, 2);
 	} else {
-		c = csum_fold(l4_sum);
+		c = flood_csum_fold(l4_sum);
 		/* 0 means "no checksum" in UDP (and is invalid over IPv6). */
 		if (!c)
 			c = 0xffff;

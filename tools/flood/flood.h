@@ -44,4 +44,20 @@ union flood_tmpl {
 	__u64 d[FLOOD_TMPL_BYTES / 8];
 };
 
+/* The checksums' arithmetic, shared by the program and the socket sender:
+ * 16-bit one's complement sums of native-order 16-bit loads (flood.bpf.c). */
+static inline __attribute__((always_inline)) __u32 flood_halves(__u32 w)
+{
+	return (w >> 16) + (w & 0xffff);
+}
+
+static inline __attribute__((always_inline)) __u16 flood_csum_fold(__u64 sum)
+{
+	sum = (sum & 0xffffffff) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)~sum;
+}
+
 #endif /* FG_FLOOD_H */
