@@ -458,7 +458,10 @@ static bool sleep_until(struct run *r, __u64 ns)
 /* ---- the socket sender ------------------------------------------------ */
 
 /* Frames per sendmmsg call. */
-#define SOCKET_CHUNK 64
+#define SOCKET_CHUNK	64
+/* How long a socket whose buffer stays full is retried before the run
+ * fails (its frames counted as not sent). */
+#define SOCKET_STUCK_NS 5000000000ULL
 
 /* Source word i (network order) of the frame, as flood.bpf.c's src_word. */
 static __u32 socket_src_word(struct worker *w, int i, __u32 idx)
@@ -563,6 +566,7 @@ static int socket_send(struct worker *w, volatile struct flood_slot *slot, __u32
 	struct mmsghdr msgs[SOCKET_CHUNK];
 	struct iovec iov[SOCKET_CHUNK];
 	__u32 done = 0, m, i;
+	__u64 stuck_since = 0;
 
 	if (w->sock < 0) {
 		w->sock = socket_open(w->r->ifindex);
@@ -583,10 +587,18 @@ static int socket_send(struct worker *w, volatile struct flood_slot *slot, __u32
 		while (sent < m) {
 			int k = sendmmsg(w->sock, msgs + sent, m - sent, 0);
 
+			/* A full buffer empties as the device takes frames;
+			 * one that stays full for seconds never will. */
 			if (k < 0 && (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) &&
 			    !stopping(w->r)) {
-				sched_yield();
-				continue;
+				__u64 now = mono_ns();
+
+				if (!stuck_since)
+					stuck_since = now;
+				if (now - stuck_since < SOCKET_STUCK_NS) {
+					sched_yield();
+					continue;
+				}
 			}
 			if (k < 0) {
 				int err = -errno;
@@ -596,6 +608,7 @@ static int socket_send(struct worker *w, volatile struct flood_slot *slot, __u32
 				return err;
 			}
 			sent += (__u32)k;
+			stuck_since = 0;
 		}
 		slot->sent += m;
 		done += m;
