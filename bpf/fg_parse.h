@@ -366,8 +366,9 @@ static __always_inline void fg_bench_rewrite_source(struct fg_packet *pkt)
 
 	if (!fg_bench_source_mask || pkt->family != FG_FAMILY_IPV4)
 		return;
+	/* FG_BENCH_RANDOM: a random address of 10.0.0.0/8 for every packet. */
 	index = fg_bench_source_mask == FG_BENCH_RANDOM
-			? 0x0a000000 | (bpf_get_prandom_u32() & 0xffffff)
+			? fg_bench_source(bpf_get_prandom_u32(), 0xffffff)
 			: fg_bench_source(fg_bench_seq++, fg_bench_source_mask);
 	saddr = bpf_htonl(index);
 	__builtin_memcpy(pkt->saddr, &saddr, 4);

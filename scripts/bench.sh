@@ -48,6 +48,8 @@
 #                      example "floodgate-xdp floodgate-xdp@64k" and "1M": an
 #                      A/B of two builds in minutes (default: all)
 #   FG_BENCH_OUT       where the results go (default bench-results)
+#   FG_BENCH_BUILD_ONLY  1: build the simplest limiter into FG_BENCH_OUT and
+#                      stop (tests/scripts/test_bench_build.sh)
 #   FG_BENCH_SENDER    the generator's --sender (default xdp: live frames; a
 #                      kernel that refuses them fails the runs rather than
 #                      have the slower socket sender's speed reported as a
@@ -484,6 +486,19 @@ check_counter() {
 	[ $verdict = ok ]
 }
 
+# FG_BENCH_BUILD_ONLY=1: build what this script builds itself (the simplest
+# limiter, for the limit the knobs ask) into FG_BENCH_OUT and stop, before
+# any lab: make test
+# never runs the benchmark, and tests/scripts/test_bench_build.sh runs this.
+if [ "${FG_BENCH_BUILD_ONLY:-0}" = 1 ]; then
+	build_simplest
+	mkdir -p "$OUT" && cp "$WORK/simplest.bpf.o" "$OUT/"
+	echo "bench: built $OUT/simplest.bpf.o ($(stat -c %s "$OUT/simplest.bpf.o") bytes)"
+	trap - EXIT # no lab to take down
+	rm -rf "$WORK"
+	exit 0
+fi
+
 # --- the benchmark -----------------------------------------------------------------
 
 mkdir -p "$OUT"
@@ -576,7 +591,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	for srcs in "${SOURCE_SETS[@]}"; do
 		for recv in $(receivers_at "$srcs"); do
 			n=$((n + 1))
-			printf '[%3d/%d] round %d  %-14s %-4s ' "$n" "$total" "$round" "$recv" "$srcs" | tee -a "$REPORT"
+			printf '[%3d/%d] round %d  %-14s %-7s ' "$n" "$total" "$round" "$recv" "$srcs" | tee -a "$REPORT"
 			set +e
 			(
 				set -e
@@ -720,7 +735,7 @@ python3 - "$DETAIL_CSV" "$MEDIANS_CSV" "$OUT/plot.dat" "$WORK/plot.series" "${RE
 	        verdict = ": met" if ratio >= want[0] else ": missed"
 	        if want[1] and ratio >= want[1]:
 	            verdict += ", stretch met"
-	    print(f"  {a} / {b} at {s:<3}: {ratio:5.2f} ({goal}{verdict}); "
+	    print(f"  {a} / {b} at {s:<7}: {ratio:5.2f} ({goal}{verdict}); "
 	          f"passed {x[3]:.2f}% vs {y[3]:.2f}%; by round "
 	          + ", ".join(f"{r:.2f}" for r in per_round))
 	# Two receive queues, one generator thread on each CPU: what each queue
