@@ -748,13 +748,13 @@ python3 - "$DETAIL_CSV" "$MEDIANS_CSV" "$OUT/plot.dat" "$WORK/plot.series" "${RE
 	        qs = [q for q in qs if any(q)]
 	        if qs:
 	            per = [statistics.median(q[i] for q in qs) for i in range(len(qs[0]))]
-	            print(f"  {rcv:<18} {s:<4} " + " + ".join(f"{q:.2f}" for q in per) + f" = {sum(per):.2f}")
+	            print(f"  {rcv:<18} {s:<7} " + " + ".join(f"{q:.2f}" for q in per) + f" = {sum(per):.2f}")
 	print()
 	print("scaling: received Mpps with 1 queue + 1 sender thread and with 2 + 2 (medians)")
 	for key in sorted(k for k in runs if k[0].endswith(":1q")):
 	    one = statistics.median(float(r["mpps"]) for r in runs[key])
 	    two = cell.get((key[0][:-3], key[1]))
-	    print(f"  {key[0][:-3]:<18} {key[1]:<4} 1 queue {one:6.2f}   2 queues "
+	    print(f"  {key[0][:-3]:<18} {key[1]:<7} 1 queue {one:6.2f}   2 queues "
 	          + (f"{two[0]:6.2f}   x{two[0] / one:.2f}" if two and one else "n/a"))
 	n_runs = sum(len(v) for v in runs.values())
 	n_check = [r for v in runs.values() for r in v if r["status"] != "ok"]

@@ -167,7 +167,7 @@ flood_case() {
 		'import json,sys; print([p["dropped_packets"] for p in json.load(sys.stdin)["policies"] if p["name"] == sys.argv[1]][0])' "$policy")
 	dropped=$((dropped - dropped_before))
 	echo "# $name: sent $sent in ${secs}s ($(json_get "$out" 'd["sender"]') sender), $received reached" \
-		"the stack ($(awk "BEGIN { printf \"%.1f\", 100 - 100 * $received / $sent }")% dropped)," \
+		"the stack ($(awk "BEGIN { printf \"%.1f\", 100 - 100 * $received / ($sent > 0 ? $sent : 1) }")% dropped)," \
 		"$policy dropped $dropped"
 	check "$name: held to $policy's burst + rate x t ($received <= $bound)" \
 		[ "$received" -le "$bound" ]

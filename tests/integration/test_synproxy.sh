@@ -310,7 +310,8 @@ ip netns exec "$SENDER_NS" python3 "$TCP_LAB" syns fgB "$FGA_MAC" 10.200.0.1 "$P
 seen() {
 	echo $(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_to_stack) - to_stack_before))
 }
-wait_until 10 test "$(seen)" -ge 2000
+seen_all() { [ "$(seen)" -ge 2000 ]; }
+wait_until 10 seen_all
 to_stack=$(($(stat_of synproxy_to_stack) - to_stack_before))
 check "(j) each of 2000 option-less SYNs from the sender's stack is answered at the hook or passed on ($((2000 - to_stack)) and $to_stack)" \
 	test "$(seen)" -eq 2000
@@ -346,7 +347,8 @@ counted() {
 	echo $(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_to_stack) - to_stack_before \
 		+ $(stat_of synproxy_synacks_capped) - capped_before))
 }
-wait_until 10 test "$(counted)" -ge "$sent"
+counted_all() { [ "$(counted)" -ge "$sent" ]; }
+wait_until 10 counted_all
 answered=$(($(stat_of synproxy_synacks) - synacks_before + $(stat_of synproxy_to_stack) - to_stack_before))
 capped=$(($(stat_of synproxy_synacks_capped) - capped_before))
 elapsed_ms=$((($(date +%s%N) - start_ns) / 1000000))

@@ -70,7 +70,7 @@ const volatile __u64 cfg_cookie = 0;   /* random per run, in the metadata */
 const volatile __u8 cfg_family = 4;    /* 4 or 6 */
 const volatile __u8 cfg_proto = 17;    /* IPPROTO_UDP or IPPROTO_TCP */
 const volatile __u8 cfg_src_mode = 0;  /* enum flood_src_mode */
-const volatile __u32 cfg_nsrc = 1;     /* sources in SEQ/SHUFFLE mode */
+const volatile __u32 cfg_nsrc = 1;     /* sources in SEQ/SHUFFLE/SCATTER mode */
 const volatile __u32 cfg_repeat = 1;   /* frames in a row from each source */
 const volatile __u32 cfg_src_low = 0;  /* host order: the IPv4 base or the IPv6 low 32 bits */
 const volatile __u32 cfg_src_be[4];    /* base source, network order (IPv4: [0]) */
@@ -86,7 +86,8 @@ struct flood_slot slots[FLOOD_MAX_CPUS];
 const volatile __u32 cfg_payload_len = 0;
 __u8 flood_zeros[FLOOD_MAX_PAYLOAD];
 
-/* The permutation of [0, nsrc) for SHUFFLE, resized and filled (through
+/* What position i adds to the base: a permutation of [0, nsrc) for
+ * SHUFFLE, distinct offsets in the prefix for SCATTER; resized and filled (through
  * mmap) by userspace. Elements of an mmapable array are 8 bytes apart, so
  * each holds two entries: entry i is the (i & 1)-th __u32 of element i / 2,
  * and the whole map reads as a plain __u32 array in userspace. */

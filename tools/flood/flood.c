@@ -2,7 +2,9 @@
 /*
  * floodgate-flood: the traffic generator. Runs flood.bpf.c with
  * BPF_PROG_TEST_RUN in live-frames mode, ingress_ifindex = --dev, so every
- * repeat is one frame that the program rewrites and sends with XDP_TX.
+ * repeat is one frame that the program rewrites and sends with XDP_TX. On
+ * a kernel that refuses live frames, the socket sender (below) builds the
+ * same frames here and writes them to an AF_PACKET socket on --dev.
  *
  * Sequence numbers. Frame i of a run (i counted over all threads) uses
  * source index i mod K (round-robin, or the i mod K-th entry of a fixed
@@ -353,10 +355,11 @@ struct worker {
 	__u64 first_ns, last_ns, max_batch_ns;
 	__u64 frames; /* per the program's slot, summed over calls */
 	__u64 calls;
-	int err;     /* of BPF_PROG_TEST_RUN, or of the socket */
-	int pin_err; /* of pthread_setaffinity_np */
-	int sock;    /* the socket sender's AF_PACKET socket, or -1 */
-	__u64 prng;  /* the socket sender's random sources */
+	int err;	/* of BPF_PROG_TEST_RUN, or of the socket */
+	int err_sender; /* which of the two: FLOOD_SENDER_XDP or _SOCKET */
+	int pin_err;	/* of pthread_setaffinity_np */
+	int sock;	/* the socket sender's AF_PACKET socket, or -1 */
+	__u64 prng;	/* the socket sender's random sources */
 };
 
 static volatile sig_atomic_t flood_signalled;
@@ -601,7 +604,9 @@ static int socket_send(struct worker *w, volatile struct flood_slot *slot, __u32
 				}
 			}
 			if (k < 0) {
-				int err = -errno;
+				/* Asked to stop: what is unsent becomes a hole,
+				 * as a cut-short test_run's frames do. */
+				int err = stopping(w->r) ? -EINTR : -errno;
 
 				slot->sent += sent;
 				slot->seq = first + sent;
@@ -655,7 +660,7 @@ static void *worker_main(void *arg)
 
 	while (reserve(r, &base, &n)) {
 		__u64 t1, t2, done;
-		int err;
+		int err, sender;
 
 		if (r->rate > 0 && !sleep_until(r, due_ns(r, base))) {
 			add_hole(r, base, base + n); /* stopped: never sent */
@@ -666,13 +671,15 @@ static void *worker_main(void *arg)
 		slot->pos = (__u32)(base % r->nsrc);
 		opts.repeat = n;
 		t1 = mono_ns();
-		if (__atomic_load_n(&r->sender, __ATOMIC_RELAXED) == FLOOD_SENDER_XDP) {
+		sender = __atomic_load_n(&r->sender, __ATOMIC_RELAXED);
+		if (sender == FLOOD_SENDER_XDP) {
 			err = bpf_prog_test_run_opts(r->prog_fd, &opts);
 			/* auto: a kernel that refuses live frames sent none of
 			 * these; send them (and the rest) through the socket. */
 			if (err && live_frames_refused(err) && slot->seq == base &&
 			    r->sender_auto) {
 				__atomic_store_n(&r->sender, FLOOD_SENDER_SOCKET, __ATOMIC_RELAXED);
+				sender = FLOOD_SENDER_SOCKET;
 				slot->pos = (__u32)(base % r->nsrc);
 				err = socket_send(w, slot, n);
 			}
@@ -696,6 +703,7 @@ static void *worker_main(void *arg)
 			add_hole(r, base + (done < n ? done : n), base + n);
 		if (err && err != -EINTR) {
 			w->err = err;
+			w->err_sender = sender;
 			__atomic_store_n(&r->stop, 1, __ATOMIC_RELAXED);
 			break;
 		}
@@ -883,7 +891,7 @@ struct session {
 
 /* What the run did, as reported. */
 struct result {
-	__u64 sent; /* frames the program returned XDP_TX for */
+	__u64 sent; /* frames the program returned XDP_TX for, or the socket took */
 	__u64 start_ns, end_ns, elapsed_ns, max_batch_ns;
 	bool stats_ok;
 	__u64 tx_dropped;
@@ -1076,8 +1084,9 @@ static int sum_workers(const struct session *s, struct result *res, __u64 *frame
 
 		if (w->err) {
 			fprintf(stderr, "Error: %s on '%s' failed: %s\n",
-				r->sender == FLOOD_SENDER_XDP ? "BPF_PROG_TEST_RUN"
-							      : "sending to an AF_PACKET socket",
+				w->err_sender == FLOOD_SENDER_XDP
+					? "BPF_PROG_TEST_RUN"
+					: "sending to an AF_PACKET socket",
 				s->o.dev, strerror(-w->err));
 			ret = FLOOD_EXIT_FAIL;
 		}
@@ -1099,8 +1108,9 @@ static int sum_workers(const struct session *s, struct result *res, __u64 *frame
 	return ret;
 }
 
-/* Fills `res` after the run and cross-checks the program's XDP_TX count
- * against the sequence numbers it consumed and the ranges handed out.
+/* Fills `res` after the run and cross-checks the frames sent (XDP_TX, or
+ * taken by the socket) against the sequence numbers consumed and the ranges
+ * handed out.
  * Returns FLOOD_EXIT_FAIL on a disagreement or a failed worker, or -ENOMEM
  * when the per-source counts cannot be made (then nothing is reported). */
 static int collect(const struct session *s, struct result *res)
@@ -1121,13 +1131,16 @@ static int collect(const struct session *s, struct result *res)
 		hole_frames += r->holes[i].end - r->holes[i].start;
 	if (res->sent != frames || frames != r->next - hole_frames) {
 		fprintf(stderr,
-			"Error: frame counts disagree: %llu returned XDP_TX, %llu run, %llu handed "
+			"Error: frame counts disagree: %llu sent, %llu run, %llu handed "
 			"out\n",
 			(unsigned long long)res->sent, (unsigned long long)frames,
 			(unsigned long long)(r->next - hole_frames));
 		ret = FLOOD_EXIT_FAIL;
 	}
-	if (s->o.src_mode != FLOOD_SRC_RANDOM && s->o.nsrc <= PER_SOURCE_MAX) {
+	/* With --repeat > 1 a frame's source is no longer its sequence number
+	 * mod K (each CPU holds a source for R frames from where its batch
+	 * starts), so the counts are not derived. */
+	if (s->o.src_mode != FLOOD_SRC_RANDOM && s->o.nsrc <= PER_SOURCE_MAX && s->o.repeat == 1) {
 		res->counts = per_source(&s->o, r, s->perm);
 		if (!res->counts) {
 			fprintf(stderr, "Error: out of memory\n");
@@ -1171,10 +1184,12 @@ static void report_text(const struct flood_opts *o, const struct result *res)
 	printf("sent %llu frames of %u bytes (%s, %s -> %s port %u -> %u) in %.6f s\n",
 	       (unsigned long long)res->sent, o->size, o->proto == IPPROTO_TCP ? "tcp" : "udp", src,
 	       dst, o->sport, o->dport, secs);
-	printf("rate %.3f Mpps, %.3f Gbit/s; %u thread%s, batch %u, longest batch %.1f us\n",
+	printf("rate %.3f Mpps, %.3f Gbit/s; %u thread%s, batch %u, longest batch %.1f us; %s "
+	       "sender\n",
 	       secs > 0 ? (double)res->sent / secs / 1e6 : 0.0,
 	       secs > 0 ? (double)res->sent * o->size * 8 / secs / 1e9 : 0.0, o->threads,
-	       o->threads == 1 ? "" : "s", o->batch, (double)res->max_batch_ns / 1e3);
+	       o->threads == 1 ? "" : "s", o->batch, (double)res->max_batch_ns / 1e3,
+	       res->sender == FLOOD_SENDER_XDP ? "xdp" : "socket");
 	if (!res->counts)
 		return;
 	for (i = 0; i < o->nsrc; i++) {

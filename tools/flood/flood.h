@@ -12,7 +12,7 @@
 
 #define FLOOD_MAX_CPUS	  1024	      /* slots[]: CPUs with a higher id are not used */
 #define FLOOD_TMPL_BYTES  80	      /* >= 74, the Ethernet + IPv6 + TCP headers */
-#define FLOOD_MAX_SHUFFLE (1U << 24)  /* sources of a shuffled range (64 MiB map) */
+#define FLOOD_MAX_SHUFFLE (1U << 24)  /* shuffled or scattered sources (64 MiB map) */
 #define FLOOD_MAX_PAYLOAD (1514 - 42) /* the longest frame, less the shortest headers */
 /* Bytes after each test_run frame that the program trims off: the change of
  * context that makes test_run rebuild the frame's length (flood.bpf.c). */
@@ -29,7 +29,7 @@ enum flood_src_mode {
  * the program during them. */
 struct flood_slot {
 	__u64 seq;	    /* global sequence number of the next frame */
-	__u64 sent;	    /* frames this CPU returned XDP_TX for, ever */
+	__u64 sent;	    /* frames this CPU sent (XDP_TX, or the socket), ever */
 	__u32 pos;	    /* seq mod nsrc, kept to avoid a division per frame */
 	__u32 repeats_left; /* --repeat: frames still due from the last source */
 	__u32 last_src[4];  /* that source, network order (IPv4: [0]) */

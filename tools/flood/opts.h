@@ -36,7 +36,7 @@ struct flood_opts {
 	__u8 dst[16];
 	__u8 src[16];	/* the first source, or the prefix (masked) */
 	int src_mode;	/* enum flood_src_mode */
-	__u32 nsrc;	/* SEQ/SHUFFLE */
+	__u32 nsrc;	/* SEQ/SHUFFLE/SCATTER */
 	int prefix_len; /* RANDOM */
 	int proto;	/* IPPROTO_UDP or IPPROTO_TCP */
 	bool tcp_ack;	/* --proto tcp-ack: ACKs, not SYNs */
