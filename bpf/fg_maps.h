@@ -119,21 +119,21 @@ struct {
 	__type(value, struct fg_recent_sources);
 } recent_sources SEC(".maps");
 
-/* Sources each CPU has just refused (fg_refusal), FG_REFUSAL_SLOTS a CPU,
- * CPU by CPU (fg_refusal_index); not pinned: a cache that a restart may
+/* Sources each CPU has just refused (fg_refusal), FG_REFUSAL_SETS two-way
+ * sets a CPU, CPU by CPU (fg_refusal_index); not pinned: a cache that a restart may
  * lose. A plain array, sized for the possible CPUs at open
  * (user/maps/skeleton.c), not a per-CPU one, so that an entry is found
  * without the per-CPU array's pointer per entry; and mmapable, which is
  * what puts its values at a page boundary: a plain array's start 312
  * bytes into its allocation on 6.18 (after struct bpf_array's header, 56
- * mod 64), so that every other 32-byte entry straddled two cache lines.
+ * mod 64), so that every 64-byte set straddled two cache lines.
  * Nothing maps it but a test (tests/prog/refusal_cache.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FG_REFUSAL_SLOTS);
+	__uint(max_entries, FG_REFUSAL_SETS);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct fg_refusal);
+	__type(value, struct fg_refusal_set);
 } refusals SEC(".maps");
 
 /* A zeroed fg_log_entry to create `logs` entries from. */

@@ -309,8 +309,8 @@ struct fg_address_share {
 	__u64 tat_ns;
 };
 
-/* Entry of `refusals`, a direct-mapped cache for each CPU (bpf/fg_maps.h)
- * of IPv4 sources the CPU has just refused (token_bucket and leaky_bucket in
+/* Entry of `refusals`, a two-way cache for each CPU (bpf/fg_maps.h) of
+ * IPv4 sources the CPU has just refused (token_bucket and leaky_bucket in
  * `sources4`), and of overflow keys (in `sources`, as fg_source4_key with
  * family FG_FAMILY_OVERFLOW and address 0): the key, and the TAT its state
  * had then. A TAT only ever grows, so while the GCRA refuses the packet
@@ -321,8 +321,14 @@ struct fg_address_share {
  * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
  * saves are what mark the source's entry used, and a table turning over
  * must not evict a refused source that keeps sending. */
-#define FG_REFUSAL_BITS		 12
+#define FG_REFUSAL_BITS		 12 /* entries a CPU: 2^12 */
 #define FG_REFUSAL_SLOTS	 (1U << FG_REFUSAL_BITS)
+/* Two entries to a set, a set to a cache line: a source's entry is in
+ * either way of its set, so two sources that share a set both keep their
+ * entries, and the second way costs no other line. */
+#define FG_REFUSAL_WAYS		 2
+#define FG_REFUSAL_SET_BITS	 (FG_REFUSAL_BITS - 1)
+#define FG_REFUSAL_SETS		 (1U << FG_REFUSAL_SET_BITS)
 #define FG_REFUSAL_REFRESH_NS	 (1ULL << 30)
 #define FG_REFUSAL_CHURN_SHIFT	 8
 /* 32 bytes, so that no entry straddles two cache lines (at 40, half of
@@ -340,6 +346,11 @@ struct fg_refusal {
 	__u64 tat_ns;	  /* the state's TAT at the refusal */
 	__u32 written;	  /* when, in ticks of 2^FG_REFUSAL_TICK_SHIFT ns */
 	__u32 created;	  /* this CPU's global_stats.sources_created then */
+};
+
+/* Value of `refusals`: one set, one cache line. */
+struct fg_refusal_set {
+	struct fg_refusal way[FG_REFUSAL_WAYS];
 };
 
 _Static_assert(sizeof(struct fg_source_key) == 24, "fg_source_key (sources, host_sources)");
@@ -363,6 +374,7 @@ _Static_assert(sizeof(struct fg_budget) == 32, "fg_budget");
 _Static_assert(sizeof(struct fg_recent_sources) <= 32768,
 	       "fg_recent_sources: the kernel's largest per-CPU value");
 _Static_assert(sizeof(struct fg_refusal) == 32, "fg_refusal: two to a cache line");
+_Static_assert(sizeof(struct fg_refusal_set) == 64, "fg_refusal_set: one cache line");
 _Static_assert(sizeof(struct fg_reserve_guard) == 16, "fg_reserve_guard");
 _Static_assert(sizeof(struct fg_address_share) == 16, "fg_address_share");
 

@@ -118,19 +118,23 @@ mutant refusal-cache-tag-never-changes user/policy/policy.c '^test_prog$' \
 	'set->generation = 0;' \
 	"a policy push leaves its set's tag as it was: refusals cached under the old policy serve under the new"
 mutant refusal-cache-ignores-churn bpf/fg_refusal.h '^test_prog$' \
-	'gstats->sources_created - seen->created >= fg_refusal_churn_limit ||' \
-	'(gstats->sources_created & 0) ||' \
+	'gstats->sources_created - seen->created >= fg_refusal_churn_limit;' \
+	'(gstats->sources_created & 0);' \
 	"the refusal cache serves while the table turns over (a refused source is evicted)"
 mutant refusal-cache-never-refreshed bpf/fg_refusal.h '^test_prog$' \
 	'seen->written >= FG_REFUSAL_REFRESH_TICKS ||' \
 	'seen->written > 0xffffffffU ||' \
 	"a refusal cache entry serves for ever: a refused source's state is never marked used"
+mutant refusal-cache-direct-mapped bpf/fg_refusal.h '^test_prog$' \
+	'if (!fg_same_key4(&seen->key, key4) &&' \
+	'if (0 &&' \
+	"the refusal cache writes only a source's first way: two abusers that share a set evict each other"
 mutant refusal-cache-unaligned bpf/fg_maps.h '^test_prog$' \
 	'__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct fg_refusal);' \
+	__type(value, struct fg_refusal_set);' \
 	'__type(key, __u32);
-	__type(value, struct fg_refusal);' \
+	__type(value, struct fg_refusal_set);' \
 	"the refusals cache starts mid-line (not mmapable), half its entries straddling two cache lines"
 mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \

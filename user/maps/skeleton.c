@@ -70,12 +70,12 @@ static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
 	 * without [synproxy]. */
 	if (!cfg->synproxy.enabled)
 		bpf_map__set_max_entries(skel->maps.synproxy_flows, 1);
-	/* The refusal cache: FG_REFUSAL_SLOTS for each CPU (bpf/fg_maps.h).
+	/* The refusal cache: FG_REFUSAL_SETS for each CPU (bpf/fg_maps.h).
 	 * Should the count be unknown, CPU 0's part alone: the others' then
 	 * find no entry, and refuse from their states. */
 	if (libbpf_num_possible_cpus() > 0)
 		bpf_map__set_max_entries(skel->maps.refusals, (__u32)libbpf_num_possible_cpus()
-								      << FG_REFUSAL_BITS);
+								      << FG_REFUSAL_SET_BITS);
 	if (opts->sources_entries)
 		bpf_map__set_max_entries(skel->maps.sources4, opts->sources_entries);
 	if (opts->windows_entries)
