@@ -120,8 +120,8 @@ struct {
 } recent_sources SEC(".maps");
 
 /* Sources each CPU has just refused (fg_refusal), FG_REFUSAL_SETS two-way
- * sets a CPU, CPU by CPU (fg_refusal_index); not pinned: a cache that a restart may
- * lose. A plain array, sized for the possible CPUs at open
+ * sets a CPU, CPU by CPU (fg_refusal_index); not pinned: a cache that a
+ * restart may lose. A plain array, sized for the possible CPUs at open
  * (user/maps/skeleton.c), not a per-CPU one, so that an entry is found
  * without the per-CPU array's pointer per entry; and mmapable, which is
  * what puts its values at a page boundary: a plain array's start 312

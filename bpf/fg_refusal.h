@@ -45,9 +45,10 @@ static __always_inline bool fg_refusal_stale(const struct fg_refusal *seen, __u6
  * the policy's as it is now; `generation` is its set's tag. The second way
  * is compared only when the first holds another key, in the line already
  * read: a source alone in its set is found where a direct-mapped cache
- * would have it, at no more cost. Inlined in its one caller, which has this CPU's global stats at
- * hand: as a global function, with its own lookups, a refusal took ~3 ns
- * more (docs/design-costs.md, "What each per-packet step costs").
+ * would have it, at no more cost. Inlined in its one caller, which has
+ * this CPU's global stats at hand: as a global function, with its own
+ * lookups, a refusal took ~3 ns more (docs/design-costs.md, "What each
+ * per-packet step costs").
  */
 static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now,
 					     __u64 cost, const struct fg_gcra_params *gcra,

@@ -321,14 +321,12 @@ struct fg_address_share {
  * (sources4's entries >> FG_REFUSAL_CHURN_SHIFT) entries since: the lookups it
  * saves are what mark the source's entry used, and a table turning over
  * must not evict a refused source that keeps sending. */
-#define FG_REFUSAL_BITS		 12 /* entries a CPU: 2^12 */
-#define FG_REFUSAL_SLOTS	 (1U << FG_REFUSAL_BITS)
-/* Two entries to a set, a set to a cache line: a source's entry is in
- * either way of its set, so two sources that share a set both keep their
- * entries, and the second way costs no other line. */
-#define FG_REFUSAL_WAYS		 2
-#define FG_REFUSAL_SET_BITS	 (FG_REFUSAL_BITS - 1)
+/* 2^11 sets a CPU of two entries each, a set to a cache line: a source's
+ * entry is in either way of its set, so two sources that share a set both
+ * keep their entries, and the second way costs no other line. */
+#define FG_REFUSAL_SET_BITS	 11
 #define FG_REFUSAL_SETS		 (1U << FG_REFUSAL_SET_BITS)
+#define FG_REFUSAL_WAYS		 2
 #define FG_REFUSAL_REFRESH_NS	 (1ULL << 30)
 #define FG_REFUSAL_CHURN_SHIFT	 8
 /* 32 bytes, so that no entry straddles two cache lines (at 40, half of
