@@ -312,10 +312,17 @@ struct {
 	__type(value, struct fg_source_state);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } known4 SEC(".maps");
-/* The presence filter of `sources4` and `known4` (include/floodgate_state.h,
- * FG_PRESENCE_WORDS_LOG2): one fixed size whatever the tables', so that a
- * reload that resizes them keeps it; pinned, so that a new program keeps
- * what the old one noted. */
+/* The presence filter of `sources4` and `known4`, its two levels
+ * (include/floodgate_state.h, FG_PRESENCE_WORDS_LOG2): one fixed size
+ * whatever the tables', so that a reload that resizes them keeps it;
+ * pinned, so that a new program keeps what the old one noted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FG_PRESENCE_FIRST_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} presence4_first SEC(".maps");
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, FG_PRESENCE_WORDS);

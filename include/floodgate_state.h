@@ -136,15 +136,23 @@ static inline int fg_known_long_enough(__u32 dropped, __u64 now)
 #define FG_LAST_SEEN_GRAIN_NS 1000000ULL
 
 /*
- * The presence filter (`presence4`): which IPv4 keys may have state in
- * `sources4` or `known4`. A key whose bit is clear has none there that
- * touched it lately, so while the new-source budget refuses it, it is
- * refused without the two tables' lookups: the spoofed flood's packet
- * costs one memory access instead of four or more (each lookup of an
- * absent key reads a bucket, then an element). A set bit only means
- * "look": a key whose bit is clear but which has state (it idled past
- * two generations) is found as soon as the budget lets it be looked up,
- * as a source the table had evicted would be.
+ * The presence filter (`presence4_first` and `presence4`): which IPv4 keys
+ * may have state in `sources4` or `known4`. A key whose bit is clear has
+ * none there that touched it lately, so while the new-source budget
+ * refuses it, it is refused without the two tables' lookups: the spoofed
+ * flood's packet costs one or two reads instead of four or more memory
+ * misses (each lookup of an absent key reads a bucket, then an element).
+ * A set bit only means "look": a key whose bit is clear but which has
+ * state (it idled past two generations) is found as soon as the budget
+ * lets it be looked up, as a source the table had evicted would be.
+ *
+ * Two levels, each a filter on its own, and a key is noted in both: the
+ * first (512 KiB, small enough to stay in a core's cache) is read first,
+ * and the second (4 MiB, a memory miss) only when the first has the bit
+ * set. A spoofed key is looked up only if both have its bit; while the
+ * first is sparse, the flood's packet never reads the second. Their slots
+ * come from one hash, through different bits, so that keys that share a
+ * word in one seldom share one in the other.
  *
  * Each 64-bit word holds a generation (8 bits) and two sets of
  * FG_PRESENCE_BITS bits: the keys noted in that generation (low bits) and
@@ -154,20 +162,40 @@ static inline int fg_known_long_enough(__u32 dropped, __u64 now)
  * each generation. A word untouched for 256 generations (~5 hours) may
  * read as holding stale keys: a lookup more, never one fewer.
  */
-#define FG_PRESENCE_WORDS_LOG2 19
-#define FG_PRESENCE_WORDS      (1U << FG_PRESENCE_WORDS_LOG2) /* 4 MiB */
-#define FG_PRESENCE_BITS       28
-#define FG_PRESENCE_SET	       ((1ULL << FG_PRESENCE_BITS) - 1)
-#define FG_PRESENCE_GEN_SHIFT  36
+#define FG_PRESENCE_FIRST_WORDS_LOG2 16
+#define FG_PRESENCE_FIRST_WORDS	     (1U << FG_PRESENCE_FIRST_WORDS_LOG2) /* 512 KiB */
+#define FG_PRESENCE_WORDS_LOG2	     19
+#define FG_PRESENCE_WORDS	     (1U << FG_PRESENCE_WORDS_LOG2) /* 4 MiB */
+#define FG_PRESENCE_BITS	     28
+#define FG_PRESENCE_SET		     ((1ULL << FG_PRESENCE_BITS) - 1)
+#define FG_PRESENCE_GEN_SHIFT	     36
 
-/* The key's word (*word) and bit (the return value) in `presence4`. */
-static inline __u32 fg_presence_slot(const struct fg_source4_key *key4, __u32 *word)
+static inline __u32 fg_presence_hash(const struct fg_source4_key *key4)
 {
 	const __u32 *words = (const __u32 *)key4;
-	__u32 hash = ((words[0] * 0x85ebca6b ^ words[1]) * 0xc2b2ae35 ^ words[2]) * 0x9e3779b1;
+
+	return ((words[0] * 0x85ebca6b ^ words[1]) * 0xc2b2ae35 ^ words[2]) * 0x9e3779b1;
+}
+
+/* The key's word (*word) and bit (the return value) in `presence4`: the
+ * hash's top bits pick the word, its low 13 the bit. */
+static inline __u32 fg_presence_slot(const struct fg_source4_key *key4, __u32 *word)
+{
+	__u32 hash = fg_presence_hash(key4);
 
 	*word = hash >> (32 - FG_PRESENCE_WORDS_LOG2);
 	return ((hash & 0x1fff) * FG_PRESENCE_BITS) >> 13;
+}
+
+/* ... and in `presence4_first`: from the hash times a 64-bit constant, whose
+ * top 32 bits each depend on every bit of the hash, so a word of
+ * `presence4` spreads over many words here. */
+static inline __u32 fg_presence_first_slot(const struct fg_source4_key *key4, __u32 *word)
+{
+	__u64 mix = (__u64)fg_presence_hash(key4) * 0x9e3779b97f4a7c15ULL;
+
+	*word = (__u32)(mix >> (64 - FG_PRESENCE_FIRST_WORDS_LOG2));
+	return (((__u32)(mix >> 32) & 0x1fff) * FG_PRESENCE_BITS) >> 13;
 }
 
 static inline __u32 fg_presence_gen(__u64 now)

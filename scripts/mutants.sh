@@ -188,6 +188,14 @@ mutant presence-skips-noted bpf/fg_presence.h '^test_prog$' \
 	'return !word || fg_presence_has(*(volatile __u64 *)word, gen, bit);' \
 	'return !word || (0 && fg_presence_has(*(volatile __u64 *)word, gen, bit));' \
 	"the presence filter reads every key as unnoted: past the budget, sources with state are refused as spoofed ones"
+mutant presence-first-level-unnoted bpf/fg_presence.h '^test_prog$' \
+	'first = fg_presence_note_in(&presence4_first, index, bit, gen);' \
+	'first = 1;' \
+	"keys are noted in the second level only: the first reads every source with state as unnoted, and past the budget it is refused as a spoofed one"
+mutant presence-second-level-unread bpf/fg_presence.h '^test_prog$' \
+	'return fg_presence_in(&presence4, index, bit, gen);' \
+	'return true;' \
+	"the second level is never read: a spoofed key whose bit the first level shares is looked up in both tables"
 mutant presence-forgets-known bpf/fg_charge.h '^test_prog$' \
 	'if (unnoted && ((*found = bpf_map_lookup_elem(unnoted, map_key)) ||' \
 	'if (0 && unnoted && ((*found = bpf_map_lookup_elem(unnoted, map_key)) ||' \

@@ -18,7 +18,7 @@ TUNE_BURST=20
 # Every map floodgate pins (user/maps/pinned.c, fg_pinned_maps[]).
 PINNED_MAPS="access_lists bans dport_match event_budget events fleet_counts fleet_holds host_sources
 fleet_state global_stats logs new_source_budget policy_sets policy_stats runtime sources sources4 sport_match
-src_match windows own_addrs known4 ban_strikes ban_count synproxy_xdp synproxy_tc presence4"
+src_match windows own_addrs known4 ban_strikes ban_count synproxy_xdp synproxy_tc presence4_first presence4"
 
 # write_config FILE TUNE_RATE WITH_GONE [GLOBAL_LINE]
 write_config() {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The presence filter (`presence4`): while the new-source budget is spent,
- * an IPv4 source it has no note of is refused without the lookups of
- * `sources4` and `known4`; a source with state is noted when the state is
- * made and by its first packet of each generation, so it keeps its own
- * bucket through a flood; one whose note has gone is found again as soon
- * as the budget lets it be looked up, with its state, not a fresh burst.
+ * The presence filter (`presence4_first`, then `presence4`): while the
+ * new-source budget is spent, an IPv4 source it has no note of is refused
+ * without the lookups of `sources4` and `known4`; a source with state is
+ * noted when the state is made and by its first packet of each
+ * generation, so it keeps its own bucket through a flood; one whose note
+ * has gone from either level is found again as soon as the budget lets
+ * it be looked up, with its state, not a fresh burst.
  */
 #include <stdio.h>
 #include <string.h>
@@ -106,10 +107,17 @@ FG_PROG_TEST(test_presence_spares_spoofed_lookups)
 	floodgate_bpf__destroy(skel);
 }
 
-/* The bit's word, by the slot function the datapath uses. */
-static void clear_note(struct floodgate_bpf *skel, const char *src, __u64 now)
+/* The filter's two levels, as the datapath reads them. */
+enum presence_level { FIRST_LEVEL, SECOND_LEVEL, LEVELS };
+
+/* Clears the bit's word in one level, by the slot function the datapath
+ * uses for it. */
+static void clear_note(struct floodgate_bpf *skel, const char *src, __u64 now,
+		       enum presence_level level)
 {
 	struct fg_source_key key = {.family = FG_FAMILY_IPV4, .prefix_len = 32};
+	int fd = bpf_map__fd(level == FIRST_LEVEL ? skel->maps.presence4_first
+						  : skel->maps.presence4);
 	struct fg_source4_key key4;
 	__u64 word = 1, none = 0;
 	__u32 index, bit;
@@ -117,41 +125,46 @@ static void clear_note(struct floodgate_bpf *skel, const char *src, __u64 now)
 	key.policy_id = fg_policy_id_of(skel, "p");
 	inet_pton(AF_INET, src, key.addr);
 	key4 = fg_source4_key_of(&key);
-	bit = fg_presence_slot(&key4, &index);
-	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.presence4), &index, &word), 0);
+	bit = level == FIRST_LEVEL ? fg_presence_first_slot(&key4, &index)
+				   : fg_presence_slot(&key4, &index);
+	assert_int_equal(bpf_map_lookup_elem(fd, &index, &word), 0);
 	assert_true(fg_presence_has(word, fg_presence_gen(now), bit)); /* noted */
-	assert_int_equal(bpf_map_update_elem(bpf_map__fd(skel->maps.presence4), &index, &none, 0),
-			 0);
+	assert_int_equal(bpf_map_update_elem(fd, &index, &none, 0), 0);
 }
 
-/* A known source (moved to known4) whose note is gone meets the budget
- * first: refused while it is spent (as a source the table had evicted would
- * be), and found, with its state and noted again, once the budget lets it
- * be looked up: no fresh state, no fresh burst. */
+/* A known source (moved to known4) whose note is gone from either level
+ * meets the budget first: refused while it is spent (as a source the table
+ * had evicted would be), and found, with its state and noted again, once
+ * the budget lets it be looked up: no fresh state, no fresh burst. */
 FG_PROG_TEST(test_presence_lost_note_finds_state)
 {
 	const __u64 later = T0 + 3 * SEC;
-	struct floodgate_bpf *skel = load_budgeted();
-	struct pkt_spec source = udp_a;
-	cpu_set_t all = stay_on_cpu0();
-	__u64 created;
+	enum presence_level level;
 
-	source.src = "10.7.0.2";
-	assert_int_equal(xdp_passed(skel, T0, &source, 3), 3);
-	/* 3 s later: known long enough, and moved to known4 */
-	assert_int_equal(xdp_passed(skel, later, &source, 3), 3);
-	assert_int_equal(global_stats(skel).sources_promoted, 1);
-	clear_note(skel, source.src, later);
-	/* the overflow key's burst of 3 went to the flood */
-	assert_int_equal(passed_with_budget_spent(skel, later, &source, 1, false), 0);
-	/* the budget's token of the next ms lets it be looked up: its own
-	 * bucket is empty (no fresh burst of 3), and it is noted again */
-	created = global_stats(skel).sources_created;
-	assert_int_equal(xdp_passed(skel, later + MS, &source, 3), 0);
-	assert_int_equal(global_stats(skel).sources_created, created);
-	assert_int_equal(passed_with_budget_spent(skel, later + SEC, &source, 2, true), 1);
-	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	for (level = FIRST_LEVEL; level < LEVELS; level++) {
+		struct floodgate_bpf *skel = load_budgeted();
+		struct pkt_spec source = udp_a;
+		cpu_set_t all = stay_on_cpu0();
+		__u64 created;
+
+		source.src = "10.7.0.2";
+		assert_int_equal(xdp_passed(skel, T0, &source, 3), 3);
+		/* 3 s later: known long enough, and moved to known4 */
+		assert_int_equal(xdp_passed(skel, later, &source, 3), 3);
+		assert_int_equal(global_stats(skel).sources_promoted, 1);
+		clear_note(skel, source.src, later, level);
+		/* the overflow key's burst of 3 went to the flood */
+		assert_int_equal(passed_with_budget_spent(skel, later, &source, 1, false), 0);
+		/* the budget's token of the next ms lets it be looked up: its
+		 * own bucket is empty (no fresh burst of 3), and it is noted
+		 * again */
+		created = global_stats(skel).sources_created;
+		assert_int_equal(xdp_passed(skel, later + MS, &source, 3), 0);
+		assert_int_equal(global_stats(skel).sources_created, created);
+		assert_int_equal(passed_with_budget_spent(skel, later + SEC, &source, 2, true), 1);
+		sched_setaffinity(0, sizeof(all), &all);
+		floodgate_bpf__destroy(skel);
+	}
 }
 
 /* The generations: a note lasts the generation it was made in and the

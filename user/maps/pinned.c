@@ -99,7 +99,10 @@ const struct fg_pinned_map fg_pinned_maps[] = {
 	 "strikes of policy bans (ban_factor)"},
 	{"ban_count", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(struct fg_ban_count),
 	 FD_OF(ban_count), NULL, false, NULL},
-	/* A filter, not a table: every word exists, so `status` counts none. */
+	/* A filter in two levels, not a table: every word exists, so `status`
+	 * counts none. */
+	{"presence4_first", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64),
+	 FD_OF(presence4_first), NULL, false, NULL},
 	{"presence4", BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(__u64), FD_OF(presence4), NULL,
 	 false, NULL},
 	/* Entry 0: the program fg_process hands a proxied port's packets to. */

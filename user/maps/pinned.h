@@ -40,12 +40,13 @@ struct fg_pinned {
 	int fleet_counts;
 	int fleet_holds;
 	int fleet_state;
-	int host_sources; /* scope = host: the host's shared table (user/ops/hostscope.c) */
-	int known4;	  /* IPv4 sources known for a while, out of the flood's reach */
-	int ban_strikes;  /* strikes of policy bans, for ban_factor */
-	int ban_count;	  /* how many bans of `bans` policies made */
-	int presence4;	  /* which IPv4 keys may have state: the budget's filter */
-	int synproxy_xdp; /* prog arrays: the hook's SYN proxy, or empty */
+	int host_sources;    /* scope = host: the host's shared table (user/ops/hostscope.c) */
+	int known4;	     /* IPv4 sources known for a while, out of the flood's reach */
+	int ban_strikes;     /* strikes of policy bans, for ban_factor */
+	int ban_count;	     /* how many bans of `bans` policies made */
+	int presence4_first; /* which IPv4 keys may have state: the budget's filter, */
+	int presence4;	     /* in two levels */
+	int synproxy_xdp;    /* prog arrays: the hook's SYN proxy, or empty */
 	int synproxy_tc;
 	bool owns_fds;	      /* fg_pinned_open() opened them: close them */
 	struct fg_runtime rt; /* read at open */
