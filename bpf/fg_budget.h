@@ -160,7 +160,7 @@ static __always_inline int fg_address_share_allows(const struct fg_source_key *k
  * starve a real new source, which repeats at once. With a per-CPU burst of
  * one there is no half to keep. Under per = src/N+dport (`by_port`) an
  * address may also spend only its share. The first refusal after an
- * allowance emits an event about the source that found the budget spent. */
+ * allowance owes an event about the source that found the budget spent. */
 static __always_inline int fg_budget_allows(const struct fg_source_key *key, bool by_port,
 					    struct fg_clock *clock)
 {
@@ -184,7 +184,7 @@ static __always_inline int fg_budget_allows(const struct fg_source_key *key, boo
 	}
 	if (!budget->exhausted) {
 		budget->exhausted = 1;
-		fg_emit_event(FG_EVENT_BUDGET_EXHAUSTED, key, 0, fg_clock_earliest(clock));
+		fg_owe_event(clock, FG_EVENT_BUDGET_EXHAUSTED, key, fg_clock_earliest(clock));
 	}
 	return 0;
 }

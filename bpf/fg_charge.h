@@ -113,11 +113,12 @@ static __always_inline void fg_count_drop(__u32 *dropped, const struct fg_global
 }
 
 /* A refusal of a source with state: counts it, and on the first refusal
- * after an admission sets FG_DROPPED_REFUSING and emits a `refusing`
+ * after an admission sets FG_DROPPED_REFUSING and owes a `refusing`
  * event. Later refusals only read the flag, in the line the decision has
  * just read, so the refusal path writes nothing more than before. The
  * fetch-or makes one CPU the one that reports a transition. */
-static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_key *key, __u64 now,
+static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_key *key,
+				       struct fg_clock *clock, __u64 now,
 				       const struct fg_global_stats *gstats)
 {
 	fg_count_drop(dropped, gstats);
@@ -125,7 +126,7 @@ static __always_inline void fg_refused(__u32 *dropped, const struct fg_source_ke
 		return;
 	if (__sync_fetch_and_or(dropped, FG_DROPPED_REFUSING) & FG_DROPPED_REFUSING)
 		return;
-	fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
+	fg_owe_event(clock, FG_EVENT_REFUSING, key, now);
 }
 
 /* An admission ends a refusal episode; written only at that transition. */
@@ -168,7 +169,7 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, fg_clock_latest(clock), cost, &new_state)) {
-			fg_refused(&state->dropped, key, now, gstats);
+			fg_refused(&state->dropped, key, clock, now, gstats);
 			*refused_state = old;
 			return 0;
 		}
@@ -178,7 +179,7 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
 	if (fg_test_naive_update) {
 		/* Deliberately racy, to prove the concurrency tests can fail. */
 		if (!fg_decide_word(policy, state->tat_ns, now, cost, &new_state)) {
-			fg_refused(&state->dropped, key, now, gstats);
+			fg_refused(&state->dropped, key, clock, now, gstats);
 			return 0;
 		}
 		state->tat_ns = new_state;
@@ -190,7 +191,7 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
 		__u64 old = *(volatile __u64 *)&state->tat_ns;
 
 		if (!fg_decide_word(policy, old, now, cost, &new_state)) {
-			fg_refused(&state->dropped, key, now, gstats);
+			fg_refused(&state->dropped, key, clock, now, gstats);
 			*refused_state = old;
 			return 0;
 		}
@@ -201,7 +202,7 @@ static __always_inline int fg_charge_state(struct fg_source_state *state,
 	}
 	/* Refusing is the safe side: admitting here could exceed the limit. */
 	gstats->cas_exhausted++;
-	fg_refused(&state->dropped, key, now, gstats);
+	fg_refused(&state->dropped, key, clock, now, gstats);
 	return 0;
 }
 
@@ -253,13 +254,13 @@ fg_find_or_create(void *map, const void *map_key, const struct fg_policy *policy
 	if (!err) {
 		gstats->sources_created++;
 		if (!admitted)
-			fg_emit_event(FG_EVENT_REFUSING, key, 0, now);
+			fg_owe_event(clock, FG_EVENT_REFUSING, key, now);
 		return admitted;
 	}
 	/* Another CPU created it first: charge the state it made. */
 	if (err != -EEXIST || !(*found = bpf_map_lookup_elem(map, map_key))) {
 		gstats->insert_failed++;
-		fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+		fg_owe_event(clock, FG_EVENT_TABLE_FULL, key, now);
 		return -1;
 	}
 	return FG_FOUND;
@@ -322,7 +323,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 		entry = bpf_map_lookup_elem(&windows, key);
 		if ((err && err != -EEXIST) || !entry) {
 			gstats->insert_failed++;
-			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+			fg_owe_event(clock, FG_EVENT_TABLE_FULL, key, now);
 			return -1;
 		}
 	}
@@ -338,7 +339,7 @@ static __always_inline int fg_charge_window(const struct fg_policy *policy, int 
 	if (admitted)
 		fg_admitted(&entry->dropped);
 	else
-		fg_refused(&entry->dropped, key, now, gstats);
+		fg_refused(&entry->dropped, key, clock, now, gstats);
 	return admitted;
 }
 
@@ -370,7 +371,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 		entry = bpf_map_lookup_elem(&logs, key);
 		if ((err && err != -EEXIST) || !entry) {
 			gstats->insert_failed++;
-			fg_emit_event(FG_EVENT_TABLE_FULL, key, 0, now);
+			fg_owe_event(clock, FG_EVENT_TABLE_FULL, key, now);
 			return -1;
 		}
 	}
@@ -386,7 +387,7 @@ static __always_inline int fg_charge_log(const struct fg_policy *policy, int bud
 	if (admitted)
 		fg_admitted(&entry->dropped);
 	else
-		fg_refused(&entry->dropped, key, now, gstats);
+		fg_refused(&entry->dropped, key, clock, now, gstats);
 	return admitted;
 }
 
@@ -517,7 +518,7 @@ static __always_inline int fg_charge_key(const struct fg_policy *policy, int bud
 		/* scope = host: the host's shared table (the same GCRA, CAS
 		 * and budget; only the map differs). Inlined, not a global
 		 * function: a fourth frame (fg_xdp, fg_apply_layer, it,
-		 * fg_emit_event) takes the call chain past the verifier's
+		 * fg_presence_note) takes the call chain past the verifier's
 		 * 512-byte stack. */
 		if (policy->flags & FG_POLICY_HOST)
 			return fg_charge_word(&host_sources, key, policy, budgeted, key, clock,

@@ -48,10 +48,14 @@ static __always_inline __u64 fg_now(void)
  * are past 0 once the host is up (a 0 would only be read again, and be the
  * same 0), and the flags' 8 bytes took fg_tc's deepest call chain past
  * the 512-byte stack of 6.1, which rounds each frame up to 32 (README,
- * Kernels). */
+ * Kernels). With owes_events, fg_tc's frame is 208 bytes, rounded to 224:
+ * 24 bytes more on it would cost the chain 32. */
 struct fg_clock {
 	__u64 now;    /* the precise time, once read; 0 until then */
 	__u64 coarse; /* the coarse time, once read; 0 until then */
+	/* Not a time: set while the layer being applied owes events
+	 * (bpf/fg_events.h), read at its end in the line of the times. */
+	__u64 owes_events;
 };
 
 static __always_inline __u64 fg_clock_now(struct fg_clock *clock)

@@ -284,6 +284,33 @@ struct {
 	__type(value, struct fg_fragment_scratch);
 } fragment_scratch SEC(".maps");
 
+/* The events a policy layer owes, per CPU, until fg_judge emits them when
+ * the layer returns (bpf/fg_events.h, fg_owe_event); not pinned. A layer
+ * owes at most two: its new-source budget's `budget_exhausted` for the
+ * packet's source, then `refusing` or `table_full` for the overflow key
+ * the packet is charged to instead. */
+#define FG_OWED_EVENTS 2
+
+struct fg_owed_event {
+	__u32 type;
+	__u32 pad;
+	__u64 now;
+	struct fg_source_key key;
+};
+
+struct fg_owed_events {
+	__u32 count; /* of event[] in use */
+	__u32 lost;  /* owed past FG_OWED_EVENTS: counted as suppressed */
+	struct fg_owed_event event[FG_OWED_EVENTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_owed_events);
+} owed_events SEC(".maps");
+
 /* The sightings the new-source reserve asks for now (fg_reserve_guard),
  * per CPU; not pinned: a restart starts again from the minimum. */
 struct {

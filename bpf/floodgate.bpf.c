@@ -113,6 +113,7 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
  * active set at hand and passes them, rather than each layer looking them up
  * again; a BPF function takes five arguments, so the layer's stats index
  * (slot * FG_MAX_POLICIES + index) and the packet's length share one.
+ * The layer's events are emitted at the end (fg_owe_event).
  */
 __noinline int fg_apply_layer(__u64 layer_and_len, const struct fg_packet *pkt,
 			      struct fg_clock *clock, struct fg_global_stats *gstats,
@@ -120,10 +121,16 @@ __noinline int fg_apply_layer(__u64 layer_and_len, const struct fg_packet *pkt,
 {
 	__u32 stats_index = (__u32)layer_and_len;
 	__u32 slot = stats_index / FG_MAX_POLICIES, index = stats_index % FG_MAX_POLICIES;
+	int verdict;
 
 	if (!pkt || !clock || !gstats || !set || slot >= FG_POLICY_SLOTS)
 		return FG_VERDICT_PASS;
-	return fg_apply(set, slot, index, pkt, layer_and_len >> 32, clock, gstats);
+	verdict = fg_apply(set, slot, index, pkt, layer_and_len >> 32, clock, gstats);
+	if (clock->owes_events) {
+		fg_emit_owed();
+		clock->owes_events = 0;
+	}
+	return verdict;
 }
 
 /* Bans the packet's source under layer `index`, whose refusal asked for it

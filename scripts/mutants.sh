@@ -224,6 +224,14 @@ mutant synproxy-support-ignored user/attach/synproxy_support.c '^test_synproxy_s
 	'if (s->have[need])' \
 	'if (1 || s->have[need])' \
 	"a kernel without what [synproxy] needs passes the check: the load fails half-way instead of exit 4"
+mutant owed-events-never-emitted bpf/floodgate.bpf.c '^test_prog$' \
+	'if (clock->owes_events) {' \
+	'if (0 && clock->owes_events) {' \
+	"a layer's owed events (refusing, table_full, budget_exhausted) are never emitted"
+mutant owed-events-one-per-layer bpf/fg_maps.h '^test_prog$' \
+	'#define FG_OWED_EVENTS 2' \
+	'#define FG_OWED_EVENTS 1' \
+	"a layer keeps one owed event: the overflow key's refusal on the packet that ran the budget out is lost"
 
 selected() {
 	[ -z "${FG_MUTANTS:-}" ] && return 0

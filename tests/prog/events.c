@@ -199,6 +199,48 @@ FG_PROG_TEST(test_budget_and_table_events)
 	floodgate_bpf__destroy(skel);
 }
 
+/* One packet can owe two events: the new-source budget runs out on it,
+ * and the overflow key it is then charged to refuses it, the first refusal
+ * of that key's episode. Both are emitted, in that order (fg_owe_event). */
+FG_PROG_TEST(test_one_packet_owes_two_events)
+{
+	int ncpus = fg_online_cpus();
+	struct collected *c = calloc(1, sizeof(*c));
+	cpu_set_t all = stay_on_cpu0();
+	struct floodgate_bpf *skel;
+	char config[256];
+
+	/* this CPU: two new sources at once, then one a ms (as above); the
+	 * overflow key's bucket holds one packet */
+	snprintf(config, sizeof(config),
+		 "new_sources = %d/s\nnew_sources_burst = %d\n"
+		 "[policy p]\nmatch = any\nrate = 1/s\nburst = 1\n",
+		 1000 * ncpus, 4 * ncpus);
+	skel = load_sized(config, FG_SKEL_XDP, 0, 0, false);
+	assert_int_equal(send_from(skel, T0, "10.7.0.1", 1), 1);
+	assert_int_equal(send_from(skel, T0, "10.7.0.2", 1), 1);
+	/* past the budget: reported, and the overflow key admits it, which
+	 * empties its bucket without a refusal */
+	assert_int_equal(send_from(skel, T0, "10.7.0.3", 1), 1);
+	assert_int_equal(drain(skel, c), 1);
+	assert_event(skel, &c->events[0], FG_EVENT_BUDGET_EXHAUSTED, "10.7.0.3", 32, T0);
+	/* a ms later the budget admits one source (ending the episode), and
+	 * the next both runs it out again and meets the empty bucket */
+	c->count = 0;
+	assert_int_equal(send_from(skel, T0 + MS, "10.7.1.1", 1), 1);
+	assert_int_equal(send_from(skel, T0 + MS, "10.7.1.2", 1), 0);
+	assert_int_equal(drain(skel, c), 2);
+	assert_event(skel, &c->events[0], FG_EVENT_BUDGET_EXHAUSTED, "10.7.1.2", 32, T0 + MS);
+	assert_int_equal(c->events[1].type, FG_EVENT_REFUSING);
+	assert_int_equal(c->events[1].family, FG_FAMILY_OVERFLOW);
+	assert_int_equal(c->events[1].policy_id, only_policy_id(skel));
+	assert_int_equal(c->events[1].time_ns, T0 + MS);
+	assert_int_equal(suppressed(skel), 0);
+	sched_setaffinity(0, sizeof(all), &all);
+	free(c);
+	floodgate_bpf__destroy(skel);
+}
+
 /* `n` new sources at `now`, each admitted once and then refused: n events
  * due. */
 static void refuse_sources(struct floodgate_bpf *skel, __u64 now, int first, int n)
