@@ -284,8 +284,8 @@ struct {
 	__type(value, struct fg_fragment_scratch);
 } fragment_scratch SEC(".maps");
 
-/* The events a policy layer owes, per CPU, until fg_judge emits them when
- * the layer returns (bpf/fg_events.h, fg_owe_event); not pinned. A layer
+/* The events a policy layer owes, per CPU, until fg_apply_layer emits them
+ * at its end (bpf/fg_events.h, fg_owe_event); not pinned. A layer
  * owes at most two: its new-source budget's `budget_exhausted` for the
  * packet's source, then `refusing` or `table_full` for the overflow key
  * the packet is charged to instead. */
