@@ -3,7 +3,7 @@
 # Feed files at scale, on real veth traffic: a [deny] file of 1,000,000 mixed
 # IPv4/IPv6 prefixes (scripts/feedgen.py, seeded) loads and reloads; a listed
 # source is dropped and an unlisted one passes; `status` shows each list's
-# prefixes and memory, and a reload reclaims the old slot; reloads between
+# prefixes and memory, and a reload either way reclaims the old slot; reloads between
 # two 1M lists under a flood never show a half-written list; a reload that
 # needs more room than the load made is refused and changes nothing.
 source "$(dirname "$0")/lib.sh"
@@ -74,6 +74,11 @@ expect_exit 0 "reload the 1,000,000 prefixes" "$FLOODGATE" reload fgA -c "$WORK/
 t1=$(date +%s%N)
 echo "    reload: $(elapsed "$t0" "$t1") s"
 check "the old slot is reclaimed: memlock as after the load ($(lists "['memlock_bytes']"))" \
+	test "$(lists "['memlock_bytes']")" -eq "$memlock"
+# Back into slot 0: the old slot's keys, collected while the new ones are
+# written, now come after the written slot's in the trie's order.
+expect_exit 0 "reload them again, back into slot 0" "$FLOODGATE" reload fgA -c "$WORK/a.conf"
+check "  ... slot 1 is reclaimed too ($(lists "['memlock_bytes']"))" \
 	test "$(lists "['memlock_bytes']")" -eq "$memlock"
 
 # --- A <-> B under a flood from X, Y and S ------------------------------------

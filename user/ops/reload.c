@@ -155,67 +155,16 @@ static void reclaim_state(const char *ifname, const struct fg_pinned *pinned,
 		pr_info("reclaimed %ld entries of removed or reset policies\n", reclaimed);
 }
 
-/* After the flip no packet reads the old slot's lists: they go, so that
- * the next reload has the room. */
-static void reclaim_lists(const struct fg_pinned *pinned, __u32 old_slot,
-			  const struct fg_access_keys *old_keys)
-{
-	long reclaimed = fg_policy_reclaim_access(&pinned->maps, old_slot, old_keys);
-
-	if (reclaimed < 0)
-		pr_warn("Warning: the new lists are active, but the old ones were not all "
-			"deleted (the next reload deletes them first): %s\n",
-			strerror((int)-reclaimed));
-}
-
-/* Writes the new policy into the idle slot, carries the counters, flips
- * the slot, then reclaims. */
-static int push_reload(const char *ifname, struct fg_pinned *pinned,
-		       const struct fg_compiled *compiled, const struct fg_access_keys *old_keys,
-		       struct fg_err *err)
-{
-	__u32 old_slot = pinned->rt.active_slot, next_slot = !old_slot;
-	struct fg_policy_set *old = malloc(sizeof(*old));
-	int ret = old ? 0 : -ENOMEM;
-
-	if (!ret && bpf_map_lookup_elem(pinned->maps.policy_sets, &old_slot, old))
-		ret = -errno;
-	if (!ret)
-		ret = fg_policy_write_slot(&pinned->maps, next_slot, compiled);
-	if (!ret)
-		ret = fg_policy_carry_stats(&pinned->maps, old_slot, next_slot);
-	fg_test_stop_at("reload-carried");
-	if (!ret)
-		ret = fg_policy_activate(&pinned->maps, next_slot);
-	/* A policy's ban made while the runtime record was rewritten, or a
-	 * ban written with bpftool. */
-	if (!ret)
-		ret = fg_runtime_mark_bans_if_any(pinned->maps.runtime, pinned->bans);
-	if (!ret)
-		reclaim_state(ifname, pinned, old, &compiled->set);
-	if (!ret)
-		reclaim_lists(pinned, old_slot, old_keys);
-	free(old);
-	if (ret)
-		return fg_fail(err, FG_ERR_SYSTEM, "cannot write the new policy: %s",
-			       strerror(-ret));
-	return 0;
-}
-
-/* The host's addresses may have changed since the load; the new policy
- * is in force whatever comes of their sync. */
-static void refresh_own_addrs(const char *pin_dir)
-{
-	struct fg_err err = {0};
-
-	if (fg_own_addrs_sync_dir(pin_dir, &err))
-		pr_warn("Warning: %s\n", err.msg);
-}
-
-/* The keys of the lists in force, collected by a thread of their own while
- * the new lists are read and compiled (no write happens meanwhile: the
- * reload holds the lock), so that the old slot is reclaimed after the
- * flip without a walk. */
+/* The keys of the lists in force, collected by a thread of their own from
+ * the start of the reload until the flip, beside the compile and the write,
+ * so that the old slot is reclaimed after the flip without a walk of its
+ * own. The write meanwhile (the reload holds the lock: no other) touches
+ * only the other slot: it adds keys there, and first deletes any a failed
+ * reclaim left there. The trie hands its keys out in post-order, all of
+ * slot 0 before any of slot 1 (fg_access_collect_slot), so the walk meets
+ * every key of its slot once; a walk whose last key is deleted under it
+ * starts over, which only a walk still in slot 0, before it has kept any
+ * key of slot 1, can meet. */
 struct old_lists {
 	pthread_t thread;
 	bool started;
@@ -248,6 +197,62 @@ static const struct fg_access_keys *collected(struct old_lists *old)
 	pthread_join(old->thread, NULL);
 	old->started = false;
 	return old->err ? NULL : &old->keys;
+}
+
+/* After the flip no packet reads the old slot's lists: they go, so that
+ * the next reload has the room. */
+static void reclaim_lists(const struct fg_pinned *pinned, __u32 old_slot, struct old_lists *old)
+{
+	long reclaimed = fg_policy_reclaim_access(&pinned->maps, old_slot, collected(old));
+
+	if (reclaimed < 0)
+		pr_warn("Warning: the new lists are active, but the old ones were not all "
+			"deleted (the next reload deletes them first): %s\n",
+			strerror((int)-reclaimed));
+}
+
+/* Writes the new policy into the idle slot, carries the counters, flips
+ * the slot, then reclaims. */
+static int push_reload(const char *ifname, struct fg_pinned *pinned,
+		       const struct fg_compiled *compiled, struct old_lists *old_lists,
+		       struct fg_err *err)
+{
+	__u32 old_slot = pinned->rt.active_slot, next_slot = !old_slot;
+	struct fg_policy_set *old = malloc(sizeof(*old));
+	int ret = old ? 0 : -ENOMEM;
+
+	if (!ret && bpf_map_lookup_elem(pinned->maps.policy_sets, &old_slot, old))
+		ret = -errno;
+	if (!ret)
+		ret = fg_policy_write_slot(&pinned->maps, next_slot, compiled);
+	if (!ret)
+		ret = fg_policy_carry_stats(&pinned->maps, old_slot, next_slot);
+	fg_test_stop_at("reload-carried");
+	if (!ret)
+		ret = fg_policy_activate(&pinned->maps, next_slot);
+	/* A policy's ban made while the runtime record was rewritten, or a
+	 * ban written with bpftool. */
+	if (!ret)
+		ret = fg_runtime_mark_bans_if_any(pinned->maps.runtime, pinned->bans);
+	if (!ret)
+		reclaim_state(ifname, pinned, old, &compiled->set);
+	if (!ret)
+		reclaim_lists(pinned, old_slot, old_lists);
+	free(old);
+	if (ret)
+		return fg_fail(err, FG_ERR_SYSTEM, "cannot write the new policy: %s",
+			       strerror(-ret));
+	return 0;
+}
+
+/* The host's addresses may have changed since the load; the new policy
+ * is in force whatever comes of their sync. */
+static void refresh_own_addrs(const char *pin_dir)
+{
+	struct fg_err err = {0};
+
+	if (fg_own_addrs_sync_dir(pin_dir, &err))
+		pr_warn("Warning: %s\n", err.msg);
 }
 
 /* Is a SYN proxy in the running program's prog array? */
@@ -303,7 +308,7 @@ static int reload_loaded(const char *ifname, const char *path, struct fg_config 
 	    check_access_room(&pinned, ifname, path, *compiled, err) ||
 	    fg_host_check_peers(ifname, path, cfg, *compiled, err))
 		goto out;
-	ret = push_reload(ifname, &pinned, *compiled, collected(&old), err);
+	ret = push_reload(ifname, &pinned, *compiled, &old, err);
 out:
 	collected(&old);
 	fg_access_keys_free(&old.keys);
