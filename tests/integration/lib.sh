@@ -86,6 +86,12 @@ stop_children() {
 	return 0
 }
 
+# process_stopped PID: whether the process is stopped (SIGSTOP, as
+# FG_TEST_STOP_AT leaves a floodgate command at the step it names).
+process_stopped() {
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]
+}
+
 # require_crowdsec: skips the suite (exit 77) on a machine without
 # CrowdSec's Local API and cscli (Debian's crowdsec: scripts/install-deps.sh).
 require_crowdsec() {

@@ -3,9 +3,10 @@
 # Feed files at scale, on real veth traffic: a [deny] file of 1,000,000 mixed
 # IPv4/IPv6 prefixes (scripts/feedgen.py, seeded) loads and reloads; a listed
 # source is dropped and an unlisted one passes; `status` shows each list's
-# prefixes and memory, and a reload either way reclaims the old slot; reloads between
-# two 1M lists under a flood never show a half-written list; a reload that
-# needs more room than the load made is refused and changes nothing.
+# prefixes and memory, and a reload either way reclaims the old slot, as
+# does the reload after one killed before its flip; reloads between two 1M
+# lists under a flood never show a half-written list; a reload that needs
+# more room than the load made is refused and changes nothing.
 source "$(dirname "$0")/lib.sh"
 
 WORK=$(mktemp -d)
@@ -79,6 +80,19 @@ check "the old slot is reclaimed: memlock as after the load ($(lists "['memlock_
 # written, now come after the written slot's in the trie's order.
 expect_exit 0 "reload them again, back into slot 0" "$FLOODGATE" reload fgA -c "$WORK/a.conf"
 check "  ... slot 1 is reclaimed too ($(lists "['memlock_bytes']"))" \
+	test "$(lists "['memlock_bytes']")" -eq "$memlock"
+# A reload of B killed after writing the idle slot, before the flip, leaves
+# B's lists there; the next reload (of A) deletes them first, while its
+# collector walks the slot in force.
+FG_TEST_STOP_AT=reload-carried "$FLOODGATE" reload fgA -c "$WORK/b.conf" >/dev/null 2>&1 &
+killed_pid=$!
+check "a reload stops after writing the idle slot" wait_until 60 process_stopped "$killed_pid"
+kill -KILL "$killed_pid"
+wait "$killed_pid" 2>/dev/null
+check "  ... killed there, it leaves both slots' lists ($(lists "['memlock_bytes']"))" \
+	test "$(lists "['memlock_bytes']")" -gt "$memlock"
+expect_exit 0 "  ... and the next reload succeeds" "$FLOODGATE" reload fgA -c "$WORK/a.conf"
+check "  ... and leaves one slot's lists ($(lists "['memlock_bytes']"))" \
 	test "$(lists "['memlock_bytes']")" -eq "$memlock"
 
 # --- A <-> B under a flood from X, Y and S ------------------------------------

@@ -73,8 +73,7 @@ flood --dst 10.200.0.1 --src 10.0.1.1 --dport 9 --count 2000 >/dev/null
 write_conf 2000
 FG_TEST_STOP_AT=reload-carried "$FLOODGATE" reload fgA -c "$CONF" >/dev/null 2>&1 &
 reload_pid=$!
-stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
-check "the reload stops after the copy" wait_until 10 stopped "$reload_pid"
+check "the reload stops after the copy" wait_until 10 process_stopped "$reload_pid"
 flood --dst 10.200.0.1 --src 10.0.1.1 --dport 9 --count 5000 >/dev/null
 scrape >"$WORK/before-flip.txt"
 kill -CONT "$reload_pid"
