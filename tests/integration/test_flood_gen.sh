@@ -279,6 +279,7 @@ if flood "$n" --dst 10.0.0.2 --src 10.1.0.0+4 --count 1000 --sport 1111 --dport 
 	expect_eq "$n: sources reported" "${R[f_sources]}" 4
 	expect_eq "$n: IPv4 UDP frames" "${R[c_ipv4]} ${R[c_udp]}" "1000 1000"
 	expect_flow "$n" "$MAC_B" "$MAC_A" 4 17 1111 2222 1000
+	expect_eq "$n: the program is held on --dev" "${R[f_held_on]}" fgA
 fi
 
 n="IPv6 UDP fd00::1:fffe+4 x1000"
@@ -480,17 +481,23 @@ fi
 # The kernel hands the generator its pages back with whatever the receiver
 # left there: the frame's bytes and, in the xdp_frame at the page's start,
 # its length. Every frame must still be the template (flood.bpf.c's top
-# comment). The generator cannot stay in the XDP dispatcher while fgA has a
-# native program, hence a warning and slower batches: --count keeps it short.
+# comment). While fgA has a native program the generator cannot hold its
+# own there in generic mode; --hold lo puts it on loopback instead, and
+# without it each batch waits for an RCU grace period (a warning, and
+# slower batches: --count keeps it short).
 
 n="IPv4 UDP frames, receiver writes them"
-if BOUNCE=1 flood "$n" --dst 10.0.0.2 --count 20000; then
+if BOUNCE=1 flood "$n" --dst 10.0.0.2 --count 20000 --hold lo; then
 	expect_clean "$n"
+	expect_eq "$n: --hold lo holds the program on loopback" "${R[f_held_on]}" lo
 fi
 
 n="IPv4 UDP frames, receiver shortens and writes them"
 if BOUNCE=2 flood "$n" --dst 10.0.0.2 --count 20000; then
 	expect_clean "$n"
+	expect_eq "$n: held on no device" "${R[f_held_on]}" ""
+	expect_eq "$n: the generator warns" \
+		"$(grep -c "cannot attach the generator to 'fgA' in generic mode" "$WORK/flood.err")" 1
 fi
 
 n="IPv4 TCP SYNs, receiver shortens and writes them"
@@ -633,6 +640,8 @@ usage_case "scattered K of 0" "K must be" --dev fgA --dst 10.0.0.2 --src 10.0.0.
 usage_case "bad --sender" "--sender must be auto, xdp or socket" \
 	--dev fgA --dst 10.0.0.2 --count 1 --sender pktgen
 usage_case "unknown device" "no such device" --dev fgNope --dst 10.0.0.2 --count 1
+usage_case "unknown --hold device" "--hold 'fgNope': no such device" --dev fgA --hold fgNope \
+	--dst 10.0.0.2 --count 1
 usage_case "bad MAC" "--dst-mac" --dev fgA --dst 10.0.0.2 --dst-mac 02:00:00:00:00 --count 1
 usage_case "bad --threads" "--threads" --dev fgA --dst 10.0.0.2 --count 1 --threads 0
 usage_case "unknown option" "unknown option '--bogus'" --dev fgA --dst 10.0.0.2 --count 1 --bogus

@@ -735,20 +735,27 @@ static int allowed_cpus(int **out)
 	return n;
 }
 
-/* Attaches the program to the sending device in generic mode for the length
- * of the run (see flood.bpf.c): while it is attached somewhere, test_run
- * finds it in the XDP dispatcher and does not wait for an RCU grace period
- * on every call. The link goes away with the process. */
-static int hold_in_dispatcher(struct flood_bpf *skel, int ifindex, const char *dev)
+/* Attaches the program in generic mode for the length of the run (see
+ * flood.bpf.c): while it is attached somewhere, test_run finds it in the
+ * XDP dispatcher and does not wait for an RCU grace period on every call.
+ * Any device will do, since only the attachment counts: --dev, or --hold's
+ * when --dev already runs a native program (one mode at a time). `held_on`
+ * gets the device's name, or "" when it would not take it. The link goes
+ * away with the process. */
+static int hold_in_dispatcher(struct flood_bpf *skel, const char *dev, char held_on[IF_NAMESIZE])
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_SKB_MODE);
-	int fd;
+	int fd = bpf_link_create(bpf_program__fd(skel->progs.flood_xdp), (int)if_nametoindex(dev),
+				 BPF_XDP, &opts);
 
-	fd = bpf_link_create(bpf_program__fd(skel->progs.flood_xdp), ifindex, BPF_XDP, &opts);
-	if (fd < 0)
-		pr_warn("Warning: cannot attach the generator to '%s' in generic mode (%s), so "
-			"each batch waits for an RCU grace period: expect a low rate\n",
-			dev, strerror(errno));
+	if (fd >= 0) {
+		snprintf(held_on, IF_NAMESIZE, "%s", dev);
+		return fd;
+	}
+	held_on[0] = '\0';
+	pr_warn("Warning: cannot attach the generator to '%s' in generic mode (%s), so each batch "
+		"waits for an RCU grace period: expect a low rate (--hold)\n",
+		dev, strerror(errno));
 	return fd;
 }
 
@@ -879,8 +886,9 @@ struct session {
 	struct flood_opts o;
 	int ifindex;
 	struct flood_bpf *skel;
-	int hold;    /* the generic-mode link (hold_in_dispatcher), or -1 */
-	__u32 *perm; /* SHUFFLE, SCATTER: flood_perm, for the per-source report */
+	int hold;		   /* the generic-mode link (hold_in_dispatcher), or -1 */
+	char held_on[IF_NAMESIZE]; /* the device it holds, or "" */
+	__u32 *perm;		   /* SHUFFLE, SCATTER: flood_perm, for the per-source report */
 	__u8 frame[META_LEN + FLOOD_MAX_FRAME + FLOOD_TRIM_LEN] __attribute__((aligned(8)));
 	struct run r;
 	struct worker *workers;
@@ -895,8 +903,9 @@ struct result {
 	__u64 start_ns, end_ns, elapsed_ns, max_batch_ns;
 	bool stats_ok;
 	__u64 tx_dropped;
-	__u64 *counts; /* frames per source, or NULL */
-	int sender;    /* how the frames left: FLOOD_SENDER_XDP or _SOCKET */
+	__u64 *counts;	     /* frames per source, or NULL */
+	int sender;	     /* how the frames left: FLOOD_SENDER_XDP or _SOCKET */
+	const char *held_on; /* the device holding the program (hold_in_dispatcher) */
 };
 
 /* Finds --dev and fills in the MAC addresses not given. */
@@ -909,6 +918,9 @@ static int resolve_device(struct flood_opts *o, int *ifindex)
 	if (!*ifindex)
 		return flood_usage_err("--dev '%s': no such device in this network namespace",
 				       o->dev);
+	if (o->hold && !if_nametoindex(o->hold))
+		return flood_usage_err("--hold '%s': no such device in this network namespace",
+				       o->hold);
 	err = link_query(*ifindex, &dev_li);
 	if (err) {
 		fprintf(stderr, "Error: cannot query device '%s': %s\n", o->dev, strerror(-err));
@@ -967,7 +979,7 @@ static int prepare_program(struct session *s)
 	/* A single-frame test run never touches the dispatcher; leave the
 	 * device free for another generator that needs it. */
 	if (o->batch > 1 && o->sender != FLOOD_SENDER_SOCKET)
-		s->hold = hold_in_dispatcher(s->skel, s->ifindex, o->dev);
+		s->hold = hold_in_dispatcher(s->skel, o->hold ? o->hold : o->dev, s->held_on);
 	if (o->src_mode == FLOOD_SRC_SHUFFLE || o->src_mode == FLOOD_SRC_SCATTER) {
 		err = fill_perm(s->skel, o, &s->perm);
 		if (err) {
@@ -1156,13 +1168,14 @@ static void report_json(const struct flood_opts *o, const struct result *res)
 
 	printf("{\"sent\": %llu, \"elapsed_ns\": %llu, \"start_ns\": %llu, \"end_ns\": %llu, "
 	       "\"max_batch_ns\": %llu, \"threads\": %u, \"sources\": %u, \"batch\": %u, "
-	       "\"rate\": %.17g, \"size\": %u, \"sender\": \"%s\", \"tx_dropped\": %lld",
+	       "\"rate\": %.17g, \"size\": %u, \"sender\": \"%s\", \"tx_dropped\": %lld, "
+	       "\"held_on\": \"%s\"",
 	       (unsigned long long)res->sent, (unsigned long long)res->elapsed_ns,
 	       (unsigned long long)res->start_ns, (unsigned long long)res->end_ns,
 	       (unsigned long long)res->max_batch_ns, o->threads,
 	       o->src_mode == FLOOD_SRC_RANDOM ? 0 : o->nsrc, o->batch, o->rate, o->size,
 	       res->sender == FLOOD_SENDER_XDP ? "xdp" : "socket",
-	       res->stats_ok ? (long long)res->tx_dropped : -1LL);
+	       res->stats_ok ? (long long)res->tx_dropped : -1LL, res->held_on);
 	if (res->counts) {
 		printf(", \"per_source\": [");
 		for (i = 0; i < o->nsrc; i++)
@@ -1246,6 +1259,7 @@ int main(int argc, char **argv)
 		ret = FLOOD_EXIT_FAIL;
 		goto out;
 	}
+	res.held_on = s->held_on;
 	if (s->o.json)
 		report_json(&s->o, &res);
 	else

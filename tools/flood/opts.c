@@ -26,7 +26,7 @@ static const char usage_format[] =
 	"                       [--src SPEC] [--proto udp|tcp|tcp-ack] [--sport N] [--dport N]\n"
 	"                       [--size BYTES] [--rate PPS] [--threads N] [--batch N]\n"
 	"                       [--dst-mac MAC] [--src-mac MAC] [--seed N] [--repeat N]\n"
-	"                       [--sender auto|xdp|socket] [--json]\n"
+	"                       [--sender auto|xdp|socket] [--hold IFACE] [--json]\n"
 	"\n"
 	"Sends frames out of IFACE with BPF_PROG_TEST_RUN live frames and XDP_TX, so\n"
 	"for a veth they arrive at its peer. The peer must run a native XDP program or\n"
@@ -72,12 +72,17 @@ static const char usage_format[] =
 	"                      and written to an AF_PACKET socket on IFACE (slower; no\n"
 	"                      receiver requirement); auto (default): xdp, or socket\n"
 	"                      when the kernel refuses live frames (EPERM, EOPNOTSUPP)\n"
+	"  --hold IFACE        attach the program in generic mode to IFACE (in this\n"
+	"                      namespace) rather than to --dev, for the length of the\n"
+	"                      run, which spares each batch an RCU grace period: for\n"
+	"                      a --dev that already runs an XDP program in native mode\n"
 	"  --json              print one JSON object: sent, elapsed_ns, start_ns, end_ns\n"
 	"                      (CLOCK_MONOTONIC: the first frame's batch to the last's;\n"
 	"                      elapsed_ns counts from the run's start, before the first\n"
 	"                      batch), max_batch_ns, threads, sources (0 when random),\n"
 	"                      batch, rate, size, sender (xdp or socket), tx_dropped\n"
-	"                      (-1 when unknown) and per_source (fixed, +K and\n"
+	"                      (-1 when unknown), held_on (the device the program is\n"
+	"                      held on, or \"\") and per_source (fixed, +K and\n"
 	"                      scattered sources, in address order, when K <= 1048576)\n"
 	"\n"
 	"Exit codes: 0 ok, 1 runtime failure, 2 bad usage.\n";
@@ -273,10 +278,11 @@ __u32 flood_headers_len(const struct flood_opts *o)
 /* The options kept as given, checked once the others are known. */
 static int opt_text(struct flood_opts *o, const char *name, const char *v)
 {
-	const char **field = !strcmp(name, "dev")   ? &o->dev
-			     : !strcmp(name, "dst") ? &o->dst_str
-			     : !strcmp(name, "src") ? &o->src_str
-						    : &o->size_str;
+	const char **field = !strcmp(name, "dev")    ? &o->dev
+			     : !strcmp(name, "hold") ? &o->hold
+			     : !strcmp(name, "dst")  ? &o->dst_str
+			     : !strcmp(name, "src")  ? &o->src_str
+						     : &o->size_str;
 
 	*field = v;
 	return 0;
@@ -409,7 +415,7 @@ static const struct flood_option options[] = {
 	{"dst-mac", true, opt_mac},	  {"src-mac", true, opt_mac},
 	{"seed", true, opt_seed},	  {"json", false, opt_json},
 	{"help", false, opt_help},	  {"repeat", true, opt_amount},
-	{"sender", true, opt_sender},
+	{"sender", true, opt_sender},	  {"hold", true, opt_text},
 };
 
 #define N_OPTIONS  (sizeof(options) / sizeof(options[0]))

@@ -29,6 +29,7 @@ enum flood_sender {
 
 struct flood_opts {
 	const char *dev;
+	const char *hold; /* --hold: where the program is held, or NULL for dev */
 	const char *dst_str;
 	const char *src_str;
 	const char *size_str; /* checked once the family and protocol are known */
