@@ -181,7 +181,7 @@ FG_PROG_TEST(test_tc_super_packets_cost_their_segments)
 {
 	struct floodgate_bpf *skel =
 		load_sized("[policy p]\nmatch = udp dport 9\nrate = 1/min\nburst = 10\n",
-			   FG_SKEL_EVERY_PROG, 0, 0, false);
+			   FG_SKEL_TC, 0, 0, false);
 	int i, passed = 0;
 
 	skel->bss->fg_test_now_ns = T0;

@@ -78,8 +78,7 @@ FG_PROG_TEST(test_size_classes)
  * datagrams and bulk TCP segments are never charged. */
 FG_PROG_TEST(test_builtin_policy)
 {
-	struct floodgate_bpf *skel =
-		load_sized(fg_default_config, FG_SKEL_EVERY_PROG, 1024, 1024, false);
+	struct floodgate_bpf *skel = load_sized(fg_default_config, FG_SKEL_XDP, 1024, 1024, false);
 	struct pkt_spec small_udp = udp_a, vpn = udp_a, syn = udp_a, ack = udp_a;
 	struct pkt_spec segment, ping6 = {.family = 6, .src = "fd00::1", .proto = IPPROTO_ICMPV6};
 
