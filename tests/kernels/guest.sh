@@ -166,8 +166,9 @@ PROG_FIRST=(synproxy)
 # test_prog_by_feature PROG: runs PROG's features, PROG_ALONE's first on
 # their own, then the rest two at a time, PROG_FIRST's first, one process
 # per emulated CPU: the suite is mostly verification, one CPU's work per
-# load (1,437 s in one process on 2026-12-06). Each feature's output goes to stdout in the
-# list's order; the status is non-zero when any feature failed.
+# load (1,437 s in one process on 2026-12-06). Each feature's output goes
+# to stdout in the list's order; the status is non-zero when any feature
+# failed.
 test_prog_by_feature() {
 	local prog=$1 dir feature rc=0 start
 	local -a features rest=()

@@ -735,27 +735,28 @@ static int allowed_cpus(int **out)
 	return n;
 }
 
-/* Attaches the program in generic mode for the length of the run (see
- * flood.bpf.c): while it is attached somewhere, test_run finds it in the
- * XDP dispatcher and does not wait for an RCU grace period on every call.
- * Any device will do, since only the attachment counts: --dev, or --hold's
- * when --dev already runs a native program (one mode at a time). `held_on`
- * gets the device's name, or "" when it would not take it. The link goes
- * away with the process. */
-static int hold_in_dispatcher(struct flood_bpf *skel, const char *dev, char held_on[IF_NAMESIZE])
+/* The device the run holds its program on: --hold's, else --dev. */
+static const char *hold_device(const struct flood_opts *o)
+{
+	return o->hold ? o->hold : o->dev;
+}
+
+/* Attaches the program in generic mode to hold_device() for the length of
+ * the run (see flood.bpf.c): while it is attached somewhere, test_run finds
+ * it in the XDP dispatcher and does not wait for an RCU grace period on
+ * every call. Any device will do, since only the attachment counts: --hold
+ * serves a --dev that already runs a native program (one mode at a time).
+ * The link goes away with the process. */
+static int hold_in_dispatcher(struct flood_bpf *skel, const char *dev)
 {
 	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = XDP_FLAGS_SKB_MODE);
 	int fd = bpf_link_create(bpf_program__fd(skel->progs.flood_xdp), (int)if_nametoindex(dev),
 				 BPF_XDP, &opts);
 
-	if (fd >= 0) {
-		snprintf(held_on, IF_NAMESIZE, "%s", dev);
-		return fd;
-	}
-	held_on[0] = '\0';
-	pr_warn("Warning: cannot attach the generator to '%s' in generic mode (%s), so each batch "
-		"waits for an RCU grace period: expect a low rate (--hold)\n",
-		dev, strerror(errno));
+	if (fd < 0)
+		pr_warn("Warning: cannot attach the generator to '%s' in generic mode (%s), so "
+			"each batch waits for an RCU grace period: expect a low rate (--hold)\n",
+			dev, strerror(errno));
 	return fd;
 }
 
@@ -886,9 +887,8 @@ struct session {
 	struct flood_opts o;
 	int ifindex;
 	struct flood_bpf *skel;
-	int hold;		   /* the generic-mode link (hold_in_dispatcher), or -1 */
-	char held_on[IF_NAMESIZE]; /* the device it holds, or "" */
-	__u32 *perm;		   /* SHUFFLE, SCATTER: flood_perm, for the per-source report */
+	int hold;    /* the generic-mode link (hold_in_dispatcher), or -1 */
+	__u32 *perm; /* SHUFFLE, SCATTER: flood_perm, for the per-source report */
 	__u8 frame[META_LEN + FLOOD_MAX_FRAME + FLOOD_TRIM_LEN] __attribute__((aligned(8)));
 	struct run r;
 	struct worker *workers;
@@ -905,7 +905,7 @@ struct result {
 	__u64 tx_dropped;
 	__u64 *counts;	     /* frames per source, or NULL */
 	int sender;	     /* how the frames left: FLOOD_SENDER_XDP or _SOCKET */
-	const char *held_on; /* the device holding the program (hold_in_dispatcher) */
+	const char *held_on; /* hold_device(), or "" when the program is held nowhere */
 };
 
 /* Finds --dev and fills in the MAC addresses not given. */
@@ -979,7 +979,7 @@ static int prepare_program(struct session *s)
 	/* A single-frame test run never touches the dispatcher; leave the
 	 * device free for another generator that needs it. */
 	if (o->batch > 1 && o->sender != FLOOD_SENDER_SOCKET)
-		s->hold = hold_in_dispatcher(s->skel, o->hold ? o->hold : o->dev, s->held_on);
+		s->hold = hold_in_dispatcher(s->skel, hold_device(o));
 	if (o->src_mode == FLOOD_SRC_SHUFFLE || o->src_mode == FLOOD_SRC_SCATTER) {
 		err = fill_perm(s->skel, o, &s->perm);
 		if (err) {
@@ -1259,7 +1259,7 @@ int main(int argc, char **argv)
 		ret = FLOOD_EXIT_FAIL;
 		goto out;
 	}
-	res.held_on = s->held_on;
+	res.held_on = s->hold >= 0 ? hold_device(&s->o) : "";
 	if (s->o.json)
 		report_json(&s->o, &res);
 	else
