@@ -174,7 +174,13 @@ $(BUILD)/bench_prog: tests/bench/bench_prog.c $(USER_OBJS) $(USER_HDRS) $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
+# Source-line profile of a loaded JITed program (scripts/profile.sh).
+$(BUILD)/jit_lines: tests/bench/jit_lines.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+
 tests: $(UNIT_TESTS) $(PROG_TESTS) $(BUILD)/floodgate $(MAN_PAGES) $(BUILD)/bench_prog $(FLOOD_BIN) \
+	$(BUILD)/jit_lines \
 	$(FLOOD_CHECK) $(BENCH_BPF) $(FIXTURES) $(BUILD)/layout-b/floodgate \
 	$(BUILD)/pre-sources4/floodgate $(BUILD)/pre-maxbans/floodgate
 
@@ -258,7 +264,8 @@ bench:
 # perf sampling of the JITed XDP program under a hot-key and a 1M-source
 # flood (scripts/profile.sh; docs/benchmarks.md)
 profile:
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/floodgate $(FLOOD_BIN)
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/floodgate $(FLOOD_BIN) $(BUILD)/jit_lines \
+		$(BUILD)/simplest.bpf.o
 	$(Q)scripts/profile.sh
 
 # The fault-injection soak (scripts/soak.sh), minutes long, not part of

@@ -11,6 +11,11 @@
 # (bpf_prog_<tag>_fg_xdp), and the kernel helpers it calls
 # (bpf_ktime_get_ns, the LRU hash's lookup and insert, the LPM trie, ...).
 #
+# Then the program's own samples by source line (build/jit_lines, from the
+# kernel's JITed line info, taken while the program is still attached): which
+# lines of bpf/ and include/ the time goes to, each map read's cache miss
+# landing on the first line that uses the value it loads.
+#
 # The simplest limiter (tests/bench/simplest.bpf.c) is profiled under the
 # same hot-key flood, for comparison.
 #
@@ -39,6 +44,7 @@ fi
 lab_enter "$0" "$@"
 
 SECONDS_SAMPLED=${FG_PROFILE_SECONDS:-4}
+JIT_LINES=$REPO/build/jit_lines
 OUT=${FG_PROFILE_OUT:-$REPO/bench-results}
 WORK=$(mktemp -d /tmp/fg-profile.XXXXXX)
 cleanup() {
@@ -84,6 +90,10 @@ profile_flood() {
 	sleep 2 # past the generator's setup (1M source lists) and first packets
 	perf record -q -a -g -o "$OUT/perf-$name.data" -- sleep "$SECONDS_SAMPLED" 2>/dev/null
 	wait "$flood_pid"
+	# by source line, while the program the samples hit is still loaded
+	prog_id=$(ip -d link show dev fgA | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	perf script -i "$OUT/perf-$name.data" -F ip 2>/dev/null |
+		"$JIT_LINES" "$prog_id" 25 >"$WORK/lines.txt"
 	"detach_$prog"
 	{
 		echo "== $name: $prog XDP, 2 sender threads, --src $srcs, perf record -a -g, ${SECONDS_SAMPLED} s"
@@ -103,6 +113,7 @@ profile_flood() {
 				else if (s ~ /trie_/) g["LPM tries (bans, lists)"] += p
 				else if (s ~ /spin_lock/) g["spin locks"] += p }
 			END { for (k in g) printf "   %6.2f%%  %s\n", g[k], k }' | sort -rn
+		cat "$WORK/lines.txt"
 		echo
 	} | tee -a "$REPORT"
 }

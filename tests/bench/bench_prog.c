@@ -60,8 +60,9 @@ struct scenario {
 	double ns[ROUNDS]; /* by round, in run order */
 };
 
-/* Bare XDP_DROP, by round: the baseline of every ratio. */
-static double bare_ns[ROUNDS];
+/* Bare XDP_DROP, by round: the baseline of every ratio; and the same
+ * through one subprogram call, and with one helper call. */
+static double bare_ns[ROUNDS], subprogram_ns[ROUNDS], helper_ns[ROUNDS];
 
 /* The simplest limiter (tests/bench/simplest.bpf.c), issue 25's baseline:
  * on a hot key and on 1k keys, each timed in the same rounds. */
@@ -342,11 +343,19 @@ static void keep_scenarios_named(const char *text)
 	n_scenarios = kept;
 }
 
+#define SUBPROGRAM_CASE "bare XDP_DROP through a subprogram call"
+#define HELPER_CASE	"bare XDP_DROP with a helper call"
+
 /* The per-round figures of the scenario named `name`, or NULL. */
 static const double *rounds_of(const char *name)
 {
 	size_t j;
 	int i;
+
+	if (!strcmp(name, SUBPROGRAM_CASE))
+		return subprogram_ns;
+	if (!strcmp(name, HELPER_CASE))
+		return helper_ns;
 
 	for (i = 0; i < n_scenarios; i++)
 		if (!strcmp(scenarios[i].name, name))
@@ -367,6 +376,8 @@ static void print_steps(void)
 		const char *step, *with, *without;
 		double divisor;
 	} steps[] = {
+		{"a BPF-to-BPF call (a subprogram's call and return)", SUBPROGRAM_CASE, NULL, 1},
+		{"a helper call (bpf_ktime_get_coarse_ns())", HELPER_CASE, NULL, 1},
 		{"bpf_ktime_get_ns()", hot, frozen, 1},
 		{"bpf_ktime_get_coarse_ns()", "clock: coarse, hot key", frozen, 1},
 		{"[allow]/[deny] LPM walk (skipped with no list)",
@@ -434,6 +445,9 @@ int main(int argc, char **argv)
 	load_simplest(argc > 1 ? argv[1] : NULL);
 	for (r = 0; r < ROUNDS; r++) {
 		bare_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT);
+		subprogram_ns[r] =
+			run_ns(bpf_program__fd(baseline->progs.baseline_subprogram), REPEAT);
+		helper_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_helper), REPEAT);
 		for (j = 0; j < N_SIMPLEST; j++)
 			if (simplest[j])
 				simplest_ns[j][r] = run_ns(
@@ -446,6 +460,10 @@ int main(int argc, char **argv)
 	printf("BPF_PROG_TEST_RUN, %d repeats x %d interleaved rounds, medians\n", REPEAT, ROUNDS);
 	printf("%-44s %8s %10s\n", "program", "ns/pkt", "x XDP_DROP");
 	printf("%-44s %8.1f %10.2f\n", "bare XDP_DROP (baseline)", bare, 1.0);
+	med = median(subprogram_ns);
+	printf("%-44s %8.1f %10.2f\n", SUBPROGRAM_CASE, med, med / bare);
+	med = median(helper_ns);
+	printf("%-44s %8.1f %10.2f\n", HELPER_CASE, med, med / bare);
 	for (j = 0; j < N_SIMPLEST; j++) {
 		if (!simplest[j])
 			continue;
