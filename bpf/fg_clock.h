@@ -2,8 +2,9 @@
 /*
  * The packet's clock: the injected test clock, the coarse clock or
  * bpf_ktime_get_ns(), read at most once a packet, and the coarse clock's
- * upper bound that lets a refusal skip the precise read. Part of
- * bpf/floodgate.bpf.c, which includes it after fg_globals.h.
+ * upper bound that lets a refusal skip the precise read, from a reading of
+ * the coarse clock each CPU takes once a jiffy. Part of
+ * bpf/floodgate.bpf.c, which includes it after fg_globals.h and fg_maps.h.
  */
 #ifndef FG_CLOCK_H
 #define FG_CLOCK_H
@@ -17,6 +18,40 @@ static __always_inline __u64 fg_coarse_now(void)
 	return bpf_ktime_get_coarse_ns();
 }
 
+/*
+ * The coarse clock as the shortcut reads it: once a jiffy on each CPU, and
+ * reused until jiffies move. bpf_ktime_get_coarse_ns() is a helper call,
+ * 15-20 ns here, most of it the call's return (this CPU's SRSO mitigation
+ * makes every return mispredict: docs/benchmarks.md, round 11), while
+ * bpf_jiffies64() is a load the verifier inlines and the CPU's entry in
+ * `coarse_readings` stays in its cache. Jiffies and the coarse clock move
+ * in the same timekeeping update, jiffies first, so a reading reused
+ * within its jiffy lags the precise clock by less than twice the coarse
+ * clock's own bound, which is the lag the loader gives (fg_coarse_lag_ns;
+ * the argument: user/maps/skeleton.c, fg_coarse_reading_lag_ns). The time
+ * is written before the jiffy: a program that ran on this CPU between the
+ * two writes (a preemptible kernel) would pair the new time with the old
+ * jiffy, which the next packet replaces, never an old time with the new
+ * jiffy. The injected test clock stands for the reading as it is.
+ */
+static __always_inline __u64 fg_coarse_cached(void)
+{
+	struct fg_coarse_reading *reading;
+	__u64 jiffy;
+
+	if (fg_test_clock)
+		return fg_coarse_now();
+	reading = bpf_map_lookup_elem(&coarse_readings, FG_FIRST_ENTRY);
+	if (!reading)
+		return fg_coarse_now();
+	jiffy = bpf_jiffies64();
+	if (reading->jiffies != jiffy) {
+		reading->coarse_ns = fg_coarse_now();
+		reading->jiffies = jiffy;
+	}
+	return reading->coarse_ns;
+}
+
 static __always_inline __u64 fg_now(void)
 {
 	if (fg_test_clock) {
@@ -28,7 +63,7 @@ static __always_inline __u64 fg_now(void)
 	return bpf_ktime_get_ns();
 }
 
-/* The packet's time, read on first use: the clock is the costliest single
+/* The packet's precise time, read on first use: it is the costliest single
  * step of a packet (docs/benchmarks.md, "Figures behind the code's
  * comments"), and a packet that meets no ban entry and matches no policy,
  * such as bulk TCP data under the built-in policy, does not need it. Read
@@ -38,11 +73,14 @@ static __always_inline __u64 fg_now(void)
  * now < TAT + cost - tau: if it refuses at a time no earlier than the
  * precise clock's, it refuses at the precise clock's. bpf_ktime_get_coarse_ns()
  * is the monotonic clock as of the last timekeeping update, so coarse <=
- * precise, and precise < coarse + fg_coarse_lag_ns (its argument:
- * user/maps/skeleton.c, fg_coarse_lag). So a GCRA that refuses at
+ * precise, and precise < coarse + fg_coarse_lag_ns, for the reading of it
+ * reused within a jiffy too (fg_coarse_cached; the argument:
+ * user/maps/skeleton.c, fg_coarse_lag_ns). So a GCRA that refuses at
  * fg_clock_latest() refuses at the instant of the coarse read, and only a
  * packet within the lag of its limit, or one that is admitted, reads the
- * precise clock (~40 ns here against ~4; docs/benchmarks.md).
+ * precise clock (~20-40 ns here against ~2 for the reading reused within
+ * its jiffy; docs/benchmarks.md). The coarse reading is taken as the
+ * packet starts (fg_clock_start), with the shortcut on.
  *
  * 0 stands for "not read yet", not a flag beside each time: both clocks
  * are past 0 once the host is up (a 0 would only be read again, and be the
@@ -52,7 +90,7 @@ static __always_inline __u64 fg_now(void)
  * 24 bytes more on it would cost the chain 32. */
 struct fg_clock {
 	__u64 now;    /* the precise time, once read; 0 until then */
-	__u64 coarse; /* the coarse time, once read; 0 until then */
+	__u64 coarse; /* the coarse reading, from the packet's start; 0 without the shortcut */
 	/* Not a time: set while the layer being applied owes events
 	 * (bpf/fg_events.h), read at its end in the line of the times. */
 	__u64 owes_events;
@@ -72,9 +110,7 @@ static __always_inline __u64 fg_clock_earliest(struct fg_clock *clock)
 {
 	if (!fg_coarse_lag_ns)
 		return fg_clock_now(clock);
-	if (!clock->coarse)
-		clock->coarse = fg_coarse_now();
-	return clock->coarse;
+	return clock->coarse; /* read by fg_clock_start */
 }
 
 /* A time no earlier than the packet's: the precise one once read, else the
@@ -84,6 +120,18 @@ static __always_inline __u64 fg_clock_latest(struct fg_clock *clock)
 	if (clock->now)
 		return clock->now;
 	return fg_clock_earliest(clock) + fg_coarse_lag_ns;
+}
+
+/* Starts the packet's clock with the coarse reading, where the shortcut is
+ * on: a load or two (fg_coarse_cached), taken once, first thing, so that
+ * the layer's many places that may need it only read clock->coarse. Read
+ * lazily there, the reading took fg_apply_layer's frame past 6.1's stack
+ * and fg_xdp's verification up by a quarter; taken after the entry's map
+ * lookups, it doubled fg_tc's. */
+static __always_inline void fg_clock_start(struct fg_clock *clock)
+{
+	if (fg_coarse_lag_ns)
+		clock->coarse = fg_coarse_cached();
 }
 
 #endif /* FG_CLOCK_H */

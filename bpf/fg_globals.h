@@ -19,11 +19,19 @@ const volatile bool fg_test_fail_inserts = false;
  * resolution for a cheaper read. */
 const volatile bool fg_coarse_clock = false;
 
-/* How far bpf_ktime_get_coarse_ns() may lag bpf_ktime_get_ns() (set by the
- * loader, user/maps/skeleton.c): a GCRA refusal that holds that much later
+/* How far the datapath's reading of the coarse clock may lag
+ * bpf_ktime_get_ns() (set by the loader, user/maps/skeleton.c,
+ * fg_coarse_reading_lag_ns): a GCRA refusal that holds that much later
  * than the coarse reading needs no precise read (bpf/fg_clock.h). 0 turns
  * the shortcut off. */
 const volatile __u64 fg_coarse_lag_ns = 0;
+
+/* The key of a one-entry map's entry, in rodata: a lookup whose key is on
+ * the stack costs its frame the key's slot, and fg_apply_layer's frame has
+ * none to spare (6.1 rounds it up to 32 bytes: tests/prog/programs.c,
+ * test_verifier_instruction_counts). */
+const volatile __u32 fg_first_entry = 0;
+#define FG_FIRST_ENTRY ((const void *)&fg_first_entry)
 
 /* sources4's entries >> FG_REFUSAL_CHURN_SHIFT: how many entries this CPU
  * may create before its `refusals` entries stop serving; 0 (a table of

@@ -110,6 +110,16 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } new_source_budget SEC(".maps");
 
+/* The coarse clock as this CPU last read it, and the jiffy it was read in
+ * (bpf/fg_clock.h, fg_coarse_cached); not pinned: a load starts it empty,
+ * and an entry serves only within the jiffy it was written in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fg_coarse_reading);
+} coarse_readings SEC(".maps");
+
 /* Unknown sources recently turned away by the budget, per CPU; not pinned:
  * it is a short memory that a restart may lose. */
 struct {

@@ -56,7 +56,6 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
 	struct fg_policy_stats *pstats = bpf_map_lookup_elem(&policy_stats, &stats_index);
 	struct fg_fleet_state *fleet = NULL;
 	struct fg_source_key key = {};
-	__u32 zero = 0;
 	__u64 cost = pkt->segments;
 	bool fleet_refused = false;
 	int admitted;
@@ -64,7 +63,7 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
 	if (!pstats)
 		return FG_VERDICT_PASS;
 	if (policy->flags & FG_POLICY_FLEET)
-		fleet = bpf_map_lookup_elem(&fleet_state, &zero);
+		fleet = bpf_map_lookup_elem(&fleet_state, FG_FIRST_ENTRY);
 	if (policy->flags & FG_POLICY_BYTES)
 		cost = pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
 	pstats->matched_packets++;
@@ -365,6 +364,7 @@ static __always_inline enum fg_verdict fg_process(void *ctx, struct fg_packet *p
 	__u32 zero = 0, slot;
 	int verdict;
 
+	fg_clock_start(&clock);
 	gstats = bpf_map_lookup_elem(&global_stats, &zero);
 	rt = bpf_map_lookup_elem(&runtime, &zero);
 	if (!gstats || !rt)
@@ -458,6 +458,7 @@ static __always_inline int fg_synproxy_process(void *ctx, bool tc)
 	set = bpf_map_lookup_elem(&policy_sets, &slot);
 	if (!set)
 		return FG_VERDICT_PASS;
+	fg_clock_start(&clock);
 	return fg_judge(ctx, slot, set, &scratch->pkt, scratch->pkt_len, &clock, gstats);
 }
 

@@ -293,6 +293,13 @@ struct fg_budget {
 /* The same per-CPU GCRA, in the `event_budget` array, caps the events the
  * datapath emits (config key `events`); interval_fp 0 = events off. */
 
+/* Value of the one-entry per-CPU `coarse_readings` array: the coarse clock
+ * as this CPU last read it, and jiffies when it did (bpf/fg_clock.h). */
+struct fg_coarse_reading {
+	__u64 jiffies;
+	__u64 coarse_ns;
+};
+
 /* Value of the one-entry per-CPU `recent_sources` array: the unknown
  * sources the new-source budget recently turned away, in 2-way sets (the
  * more recently seen in way 0), each a tag (the key's hash less its low

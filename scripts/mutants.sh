@@ -144,6 +144,10 @@ mutant coarse-refusal-without-lag bpf/fg_clock.h '^test_prog$' \
 	'return fg_clock_earliest(clock) + fg_coarse_lag_ns;' \
 	'return fg_clock_earliest(clock);' \
 	"a refusal trusts the coarse clock without its lag: it refuses packets the precise clock admits"
+mutant coarse-reading-kept bpf/fg_clock.h '^test_prog$' \
+	'if (reading->jiffies != jiffy) {' \
+	'if (!reading->jiffies) {' \
+	"each CPU keeps its first reading of the coarse clock: refusals are judged at a time that stops"
 mutant crowdsec-deleted-ignored user/service/crowdsec_apply.c '^test_crowdsec\.sh$' \
 	'if (!bpf_map_lookup_elem(a->pinned->bans, &key, &old) && is_crowdsec_ban(&old, &key) &&' \
 	'if (0 && !bpf_map_lookup_elem(a->pinned->bans, &key, &old) && is_crowdsec_ban(&old, &key) &&' \

@@ -37,10 +37,10 @@ export HOME=/root TERM=dumb LC_ALL=C.UTF-8
 # test_replay.sh, if listed again: at 20 kpps the emulated CPUs' tcpdumps
 # dropped frames on a loaded machine; 5 kpps kept them all.
 export FG_REPLAY_PPS=5000
-# test_prog's test_coarse_clock_lag_bound: TCG delivers the timekeeping
-# vCPU's ticks only when the host runs that vCPU, so a busy host makes the
-# coarse clock lag by tens of ms (55.9 ms against 12 on 2026-12-04); the
-# bound is checked natively.
+# test_prog's test_coarse_clock_lag_bound and test_coarse_reading_lag_bound:
+# TCG delivers the timekeeping vCPU's ticks only when the host runs that
+# vCPU, so a busy host makes the coarse clock lag by tens of ms (55.9 ms
+# against 12 on 2026-12-04); the bounds are checked natively.
 export FG_CLOCK_LAG_UNBOUNDED=1
 # test_upgrade.sh: build B's load (two objects verified under emulation)
 # outlasted the 8 s flood it must land in (measured 2026-12-03).

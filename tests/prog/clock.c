@@ -140,3 +140,76 @@ FG_PROG_TEST(test_coarse_clock_lag_bound)
 	if (!unbounded || !*unbounded)
 		assert_true(worst < bound);
 }
+
+/* CPU 0's entry in `coarse_readings`. */
+static struct fg_coarse_reading cpu0_reading(struct floodgate_bpf *skel)
+{
+	int cpus = libbpf_num_possible_cpus();
+	struct fg_coarse_reading *all, first;
+	__u32 zero = 0;
+
+	assert_true(cpus > 0);
+	all = calloc(cpus, sizeof(*all));
+	assert_non_null(all);
+	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.coarse_readings), &zero, all),
+			 0);
+	first = all[0];
+	free(all);
+	return first;
+}
+
+/* On the real clock, a refusal's coarse time is this CPU's reading,
+ * reused while jiffies have not moved (bpf/fg_clock.h, fg_coarse_cached),
+ * and the bound the loader gives the datapath covers the reuse: twice the
+ * coarse clock's own. Each round sends a packet after a sleep of twice the
+ * coarse bound, longer than a jiffy can last, so the reading must be taken
+ * afresh: jiffies moved, and it lags the time before the packet by less
+ * than the coarse bound (a reading kept from the round before would lag by
+ * the sleep); then a burst reuses it, never ahead of the precise clock nor
+ * behind it by the datapath's bound. Under qemu's TCG
+ * (FG_CLOCK_LAG_UNBOUNDED, test_coarse_clock_lag_bound) only "never ahead"
+ * is checked. */
+FG_PROG_TEST(test_coarse_reading_lag_bound)
+{
+	cpu_set_t was = stay_on_cpu0();
+	struct floodgate_bpf *skel =
+		load_skel_with("[policy a]\nmatch = udp\nrate = 1/min\nburst = 1\n", false, false);
+	const __u64 coarse_bound = fg_coarse_lag_ns(), bound = skel->rodata->fg_coarse_lag_ns;
+	const char *unbounded = getenv("FG_CLOCK_LAG_UNBOUNDED");
+	const bool bounded = !unbounded || !*unbounded;
+	int prog = bpf_program__fd(skel->progs.fg_xdp), round, i, reused = 0;
+	struct fg_coarse_reading seen = {0}, reading;
+	__u64 before, after;
+
+	assert_int_equal(bound, 2 * coarse_bound);
+	assert_int_equal(run_prog(prog, &udp_a, 0), XDP_PASS); /* the burst of 1 */
+	for (round = 0; round < 8; round++) {
+		usleep(2 * coarse_bound / 1000);
+		before = fg_monotonic_ns();
+		assert_int_equal(run_prog(prog, &udp_a, 0), XDP_DROP);
+		after = fg_monotonic_ns();
+		reading = cpu0_reading(skel);
+		assert_true(reading.coarse_ns <= after);
+		if (bounded) {
+			assert_true(reading.jiffies != seen.jiffies);
+			assert_true(reading.coarse_ns + coarse_bound > before);
+		}
+		seen = reading;
+		for (i = 0; i < 100; i++) {
+			before = fg_monotonic_ns();
+			assert_int_equal(run_prog(prog, &udp_a, 0), XDP_DROP);
+			after = fg_monotonic_ns();
+			reading = cpu0_reading(skel);
+			assert_true(reading.coarse_ns <= after);
+			if (bounded)
+				assert_true(reading.coarse_ns + bound > before);
+			reused += reading.jiffies == seen.jiffies;
+			seen = reading;
+		}
+	}
+	printf("coarse reading: reused by %d of 800 packets, bound %.3f ms\n", reused, bound / 1e6);
+	if (bounded)
+		assert_true(reused > 0);
+	floodgate_bpf__destroy(skel);
+	sched_setaffinity(0, sizeof(was), &was);
+}

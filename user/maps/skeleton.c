@@ -42,6 +42,23 @@ __u64 fg_coarse_lag_ns(void)
 	return lag > floor_ns ? lag : floor_ns;
 }
 
+/*
+ * How far the datapath's reading of the coarse clock can lag
+ * bpf_ktime_get_ns(): each CPU reuses its reading while jiffies has not
+ * moved (bpf/fg_clock.h, fg_coarse_cached). Jiffies move in the same
+ * timekeeping update as the coarse clock, just before it, and the update
+ * that ends a jiffy comes within a tick of the one that began it, late by
+ * at most what fg_coarse_lag_ns() allows for: a jiffy lasts less than that
+ * bound, so a reading is reused for less than the bound after it was taken,
+ * and it lagged by less than the bound when taken. Twice the bound covers
+ * both.
+ * test_coarse_reading_lag_bound checks the reuse.
+ */
+__u64 fg_coarse_reading_lag_ns(void)
+{
+	return 2 * fg_coarse_lag_ns();
+}
+
 /* Sizes every table row that the config sizes; the pinned ones keep the
  * size they were created with when a second open reuses them. */
 static void size_maps(struct floodgate_bpf *skel, const struct fg_config *cfg,
@@ -229,7 +246,7 @@ struct floodgate_bpf *fg_skel_open(const struct fg_config *cfg, const struct fg_
 	}
 	skel->rodata->fg_coarse_clock = cfg->coarse_clock;
 	/* clock = coarse reads the coarse clock anyway: no shortcut there */
-	skel->rodata->fg_coarse_lag_ns = cfg->coarse_clock ? 0 : fg_coarse_lag_ns();
+	skel->rodata->fg_coarse_lag_ns = cfg->coarse_clock ? 0 : fg_coarse_reading_lag_ns();
 	skel->rodata->fg_refusal_churn_limit =
 		bpf_map__max_entries(skel->maps.sources4) >> FG_REFUSAL_CHURN_SHIFT;
 	skel->rodata->fg_max_policy_bans = fg_policy_ban_cap(bpf_map__max_entries(skel->maps.bans));

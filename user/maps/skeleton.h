@@ -40,8 +40,12 @@ struct fg_skel_opts {
 };
 
 /* The most bpf_ktime_get_coarse_ns() lags bpf_ktime_get_ns() on this host,
- * in ns (skeleton.c); the loader sets the datapath's fg_coarse_lag_ns. */
+ * in ns (skeleton.c). */
 __u64 fg_coarse_lag_ns(void);
+
+/* The most the datapath's reading of the coarse clock, reused within a
+ * jiffy, lags bpf_ktime_get_ns(): the datapath's fg_coarse_lag_ns. */
+__u64 fg_coarse_reading_lag_ns(void);
 
 /* Opens the object and sets sizes and rodata; nothing is loaded. Returns
  * NULL with errno set. */
