@@ -183,10 +183,14 @@ run_hook() {
 run_hook xdp
 run_hook tc
 
-# Two loads at once: the lock lets exactly one win.
-"$FLOODGATE" load fgA >/dev/null 2>&1 &
+# Two loads at once: the lock lets exactly one win. The loser waits for
+# the lock while the winner loads, which under qemu's TCG on a busy host
+# outlasted the default 10 s wait (2026-12-07: the loser gave up, exit 1);
+# FG_LOCK_WAIT makes the wait longer than any load, so the loser always
+# sees the winner's program (test_limits.sh tests giving up).
+FG_LOCK_WAIT=600 "$FLOODGATE" load fgA >/dev/null 2>&1 &
 pid1=$!
-"$FLOODGATE" load fgA >/dev/null 2>&1 &
+FG_LOCK_WAIT=600 "$FLOODGATE" load fgA >/dev/null 2>&1 &
 pid2=$!
 wait $pid1; rc1=$?
 wait $pid2; rc2=$?
