@@ -13,9 +13,11 @@
  * beside them on a hot key and 1k keys. Not a test: it asserts nothing about speed.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -55,7 +57,9 @@ struct scenario {
 	__u32 map_flags;
 	bool frozen_clock; /* the test clock: what bpf_ktime_get_ns costs */
 	bool coarse_clock;
-	bool one_ban; /* a ban elsewhere: the ban trie is walked, not empty */
+	bool one_ban;	     /* a ban elsewhere: the ban trie is walked, not empty */
+	__u32 flood_seconds; /* >0: the presence filter as a flood that long
+			      * leaves it (fill_presence) */
 	struct floodgate_bpf *skel;
 	double ns[ROUNDS]; /* by round, in run order */
 };
@@ -123,6 +127,64 @@ static double run_ns(int prog_fd, __u32 repeat)
 		exit(1);
 	}
 	return opts.duration; /* the kernel's average ns per repeat */
+}
+
+/* xorshift64: the same fill every run */
+static double uniform(__u64 *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return (double)(*state >> 11) / (1ULL << 53);
+}
+
+/* The presence filter as a random-source flood leaves it after
+ * s->flood_seconds at the default new-source budget: each state the budget
+ * lets a spoofed source make is noted, and notes last two generations
+ * (2 x 69 s), so that after 69 s a level holds a generation's 3.4 M notes
+ * and from 138 s on twice that, the most it holds. A level of B bits then
+ * has each bit set with probability 1 - e^(-notes / B). Written before each
+ * round, by construction, rather than waited for (the run's own budget
+ * would take those minutes). All are written as the current generation's,
+ * so that a generation that turns during the round reads them as the
+ * older set, with the same density. (In the first moments of a generation
+ * the program's coarse reading may still name the last one, for which
+ * these words hold nothing: a few ms in 69 s.) */
+static void fill_presence(const struct scenario *s)
+{
+	static __u32 keys[FG_PRESENCE_WORDS];
+	static __u64 words[FG_PRESENCE_WORDS];
+	const double notes = (double)FG_DEFAULT_NEW_SOURCES * s->flood_seconds;
+	const struct {
+		int fd;
+		__u32 count;
+	} levels[] = {{bpf_map__fd(s->skel->maps.presence4_first), FG_PRESENCE_FIRST_WORDS},
+		      {bpf_map__fd(s->skel->maps.presence4), FG_PRESENCE_WORDS}};
+	__u64 random = 0x9e3779b97f4a7c15ULL, gen;
+	struct timespec now;
+	size_t l;
+	__u32 i, bit;
+
+	clock_gettime(CLOCK_MONOTONIC, &now); /* bpf_ktime_get_ns's clock */
+	gen = fg_presence_gen((__u64)now.tv_sec * 1000000000ULL + now.tv_nsec);
+	for (l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
+		const double set = 1 - exp(-notes / ((double)levels[l].count * FG_PRESENCE_BITS));
+		__u32 count = levels[l].count;
+
+		for (i = 0; i < count; i++) {
+			keys[i] = i;
+			words[i] = gen << 56;
+			for (bit = 0; bit < FG_PRESENCE_BITS; bit++) {
+				if (uniform(&random) < set)
+					words[i] |= 1ULL << bit;
+			}
+		}
+		if (bpf_map_update_batch(levels[l].fd, keys, words, &count, NULL)) {
+			fprintf(stderr, "%s: cannot fill the presence filter: %s\n", s->name,
+				strerror(errno));
+			exit(1);
+		}
+	}
 }
 
 static void load(struct scenario *s)
@@ -318,6 +380,13 @@ static void build_scenarios(void)
 
 	s = add("16M random, 64k LRU, budget 50k/s",
 		"max_sources = 65536\n[policy p]\nmatch = udp\nrate = 10/s\n", RANDOM_16M);
+	/* the same flood minutes on (make bench's churn cells last seconds) */
+	s = add("16M random, 64k LRU, budget, 69 s in",
+		"max_sources = 65536\n[policy p]\nmatch = udp\nrate = 10/s\n", RANDOM_16M);
+	s->flood_seconds = 69;
+	s = add("16M random, 64k LRU, budget, 138 s in",
+		"max_sources = 65536\n[policy p]\nmatch = udp\nrate = 10/s\n", RANDOM_16M);
+	s->flood_seconds = 138;
 	s = add("16M random, 64k LRU, no budget",
 		"max_sources = 65536\nnew_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
 		RANDOM_16M);
@@ -389,6 +458,10 @@ static void print_steps(void)
 		{"sources4 lookup the refusal cache saves",
 		 "token_bucket, hot key, no refusal cache", hot, 1},
 		{"each further layer", "3 layers (ip, /24, global), hot key", hot, 2},
+		{"a spoofed packet 69 s into a flood (vs at once)",
+		 "16M random, 64k LRU, budget, 69 s in", "16M random, 64k LRU, budget 50k/s", 1},
+		{"a spoofed packet 138 s into a flood (vs at once)",
+		 "16M random, 64k LRU, budget, 138 s in", "16M random, 64k LRU, budget 50k/s", 1},
 		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
 		{"floodgate over bare, 4k keys", "token_bucket, 4k keys", NULL, 1},
 		{"simplest limiter over bare, hot key", "simplest limiter, hot key", NULL, 1},
@@ -452,9 +525,12 @@ int main(int argc, char **argv)
 			if (simplest[j])
 				simplest_ns[j][r] = run_ns(
 					bpf_program__fd(simplest[j]->progs.simplest), REPEAT);
-		for (i = 0; i < n_scenarios; i++)
+		for (i = 0; i < n_scenarios; i++) {
+			if (scenarios[i].flood_seconds)
+				fill_presence(&scenarios[i]);
 			scenarios[i].ns[r] =
 				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT);
+		}
 	}
 	bare = median(bare_ns);
 	printf("BPF_PROG_TEST_RUN, %d repeats x %d interleaved rounds, medians\n", REPEAT, ROUNDS);
