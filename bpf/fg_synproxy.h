@@ -106,16 +106,8 @@ struct {
  * packet conntrack does not know is invalid there, and needs a valid
  * cookie): the cache only skips the driver's early drop. Only a conntrack
  * lookup writes an entry, so a spoofer cannot plant one. Not pinned; the
- * loader sizes it to one entry without [synproxy]. */
-struct fg_synproxy_flow {
-	__u8 saddr[16];
-	__u8 daddr[16];
-	__u16 sport;
-	__u16 dport;
-	__u32 family;
-	__u64 until_ns; /* coarse clock; 0 = empty */
-};
-
+ * loader sizes it to one entry without [synproxy]. Its entry, struct
+ * fg_synproxy_flow: include/floodgate_synproxy.h. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FG_SYNPROXY_FLOW_SLOTS);
@@ -143,13 +135,16 @@ static __always_inline bool fg_synproxy_flow_is(const struct fg_synproxy_flow *f
 
 /* Did this CPU find the packet's connection in conntrack within the last
  * FG_SYNPROXY_FLOW_NS? Its own frame, off fg_process's: fg_tc's deepest
- * call chain has no stack to spare (struct fg_packet says why). */
+ * call chain has no stack to spare (struct fg_packet says why). Every
+ * packet of a proxied port's connections asks, so the time is this CPU's
+ * reading of the jiffy (fg_coarse_cached), not a helper call: the entry
+ * serves up to two ticks longer, never shorter. */
 static __noinline bool fg_synproxy_known_flow(const struct fg_packet *pkt)
 {
 	__u32 slot = fg_synproxy_flow_slot(pkt);
 	struct fg_synproxy_flow *flow = bpf_map_lookup_elem(&synproxy_flows, &slot);
 
-	if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_now() >= flow->until_ns)
+	if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_cached() >= flow->until_ns)
 		return false;
 	if (fg_test_clock)
 		fg_test_known_flows++;
@@ -169,7 +164,7 @@ static __always_inline void fg_synproxy_remember_flow(const struct fg_packet *pk
 	flow->sport = pkt->sport;
 	flow->dport = pkt->dport;
 	flow->family = pkt->family;
-	flow->until_ns = fg_coarse_now() + FG_SYNPROXY_FLOW_NS;
+	flow->until_ns = fg_coarse_cached() + FG_SYNPROXY_FLOW_NS;
 }
 
 /* Each CPU's TAT of its share of the cap on SYN-ACKs (fg_synproxy.synacks,
@@ -487,8 +482,10 @@ static __always_inline int fg_synack_ip(struct fg_synproxy_scratch *s, __u32 tcp
 
 /* May this CPU send one more SYN-ACK under `synacks`? Each one goes to
  * whatever address the SYN claimed: under a spoofed flood, to the flood's
- * victims. The coarse clock is enough for a cap (it lags by a tick at
- * most: a tick's worth of SYN-ACKs late, never early). */
+ * victims. This CPU's reading of the jiffy (fg_coarse_cached) is enough
+ * for a cap: it lags by two ticks at most, so a SYN-ACK is at worst two
+ * ticks' worth late, never early, and a SYN flood's every SYN is spared
+ * a helper call. */
 static __always_inline bool fg_synack_allowed(void)
 {
 	struct fg_gcra_params cap = {.interval_fp = fg_synproxy.synacks.interval_fp,
@@ -499,7 +496,7 @@ static __always_inline bool fg_synack_allowed(void)
 	if (!cap.interval_fp)
 		return true;
 	tat = bpf_map_lookup_elem(&synack_budget, &zero);
-	if (!tat || !fg_gcra_admit(&cap, *tat, fg_coarse_now(), 1, &next))
+	if (!tat || !fg_gcra_admit(&cap, *tat, fg_coarse_cached(), 1, &next))
 		return false;
 	*tat = next;
 	return true;

@@ -42,6 +42,18 @@
 #define FG_SYNPROXY_FLOW_SLOTS 4096
 #define FG_SYNPROXY_FLOW_NS    1000000000ULL
 
+/* An entry of synproxy_flows: a connection as the parser wrote it (struct
+ * fg_packet's addresses, ports in host order, family), and until when it
+ * serves. Here so that the benchmark can plant one. */
+struct fg_synproxy_flow {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u16 sport;
+	__u16 dport;
+	__u32 family;
+	__u64 until_ns; /* coarse clock; 0 = empty */
+};
+
 /* A connection's slot in synproxy_flows: its addresses as four words each
  * (an IPv4 address in the first, the rest 0), ports in host order. Here
  * so that a test can find two connections that share a slot. */

@@ -161,11 +161,11 @@ mutant bans-put-unflagged user/ops/bans.c '^test_prog$' \
 	'return bpf_map_update_elem(pinned->bans, key, ban, BPF_ANY) ? -errno : 0;' \
 	"fg_bans_put writes a ban without setting bans_may_exist (before or after): the datapath skips the trie"
 mutant synproxy-flow-any-tuple bpf/fg_synproxy.h '^test_prog$' \
-	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_now() >= flow->until_ns)' \
-	'if (!flow || fg_coarse_now() >= flow->until_ns)' \
+	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_cached() >= flow->until_ns)' \
+	'if (!flow || fg_coarse_cached() >= flow->until_ns)' \
 	"the proxy's cache of known connections passes any packet whose connection shares a slot with one"
 mutant synproxy-flow-forever bpf/fg_synproxy.h '^test_prog$' \
-	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_now() >= flow->until_ns)' \
+	'if (!flow || !fg_synproxy_flow_is(flow, pkt) || fg_coarse_cached() >= flow->until_ns)' \
 	'if (!flow || !fg_synproxy_flow_is(flow, pkt))' \
 	"a connection the proxy found in conntrack passes from its cache for ever, not for a second"
 mutant synproxy-synacks-uncapped bpf/fg_synproxy.h '^test_prog$' \

@@ -47,6 +47,12 @@
 #define KEYS_1K_SCATTERED (KEYS_1K | FG_BENCH_SCATTERED)
 #define RANDOM_16M	  FG_BENCH_RANDOM
 
+/* The packet a scenario times: the UDP datagram every limit is measured
+ * with, or a TCP ACK to port 22 (the SYN proxy's). Not a SYN: the proxy
+ * rewrites it into its SYN-ACK in place, and the test run's repeats
+ * would time that. */
+enum bench_packet { BENCH_UDP, BENCH_TCP_ACK };
+
 struct scenario {
 	char name[64];
 	char config[256];
@@ -60,6 +66,10 @@ struct scenario {
 	bool one_ban;	     /* a ban elsewhere: the ban trie is walked, not empty */
 	__u32 flood_seconds; /* >0: the presence filter as a flood that long
 			      * leaves it (fill_presence) */
+	enum bench_packet packet;
+	/* the SYN proxy found the ACK's connection in conntrack: its
+	 * synproxy_flows entry, planted, never expires */
+	bool known_flow;
 	struct floodgate_bpf *skel;
 	double ns[ROUNDS]; /* by round, in run order */
 };
@@ -115,18 +125,78 @@ static double median(const double *values)
 	return sorted[ROUNDS / 2];
 }
 
-static double run_ns(int prog_fd, __u32 repeat)
+/* The source and ports of every timed packet. */
+#define BENCH_SRC   "10.0.0.1"
+#define BENCH_SPORT 40000
+
+static double run_ns(int prog_fd, __u32 repeat, enum bench_packet packet)
 {
-	struct pkt_spec spec = {.family = 4, .src = "10.0.0.1", .proto = IPPROTO_UDP, .dport = 9};
+	struct pkt_spec spec = {.family = 4,
+				.src = BENCH_SRC,
+				.sport = BENCH_SPORT,
+				.proto = packet == BENCH_UDP ? IPPROTO_UDP : IPPROTO_TCP,
+				.dport = packet == BENCH_UDP ? 9 : 22};
 	uint8_t buf[1600];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = repeat);
+	struct tcphdr *th;
 
 	opts.data_size_in = build_packet(buf, &spec);
+	if (packet == BENCH_TCP_ACK) { /* build_packet writes a SYN */
+		th = (struct tcphdr *)(buf + sizeof(struct ethhdr) + sizeof(struct iphdr));
+		th->syn = 0;
+		th->ack = 1;
+	}
 	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
 		fprintf(stderr, "test run failed: %s\n", strerror(errno));
 		exit(1);
 	}
 	return opts.duration; /* the kernel's average ns per repeat */
+}
+
+/* Plants the timed ACK's connection in every CPU's synproxy_flows, as the
+ * proxy's conntrack lookup would write it, serving for ever: the cost of
+ * the check every packet of a known connection makes, not of the
+ * lookup it makes once a second. */
+static void plant_known_flow(const struct scenario *s)
+{
+	int ncpus = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.synproxy_flows);
+	struct fg_synproxy_flow flow = {
+		.sport = BENCH_SPORT, .dport = 22, .family = FG_FAMILY_IPV4, .until_ns = ~0ULL};
+	__u32 saddr[4] = {0}, daddr[4] = {0}, slot;
+	struct fg_synproxy_flow *each;
+	int cpu;
+
+	inet_pton(AF_INET, BENCH_SRC, &saddr[0]);
+	inet_pton(AF_INET, "192.0.2.1", &daddr[0]); /* build_packet's */
+	memcpy(flow.saddr, saddr, sizeof(flow.saddr));
+	memcpy(flow.daddr, daddr, sizeof(flow.daddr));
+	slot = fg_synproxy_flow_slot_of(saddr, daddr, BENCH_SPORT, 22);
+	each = calloc(ncpus, sizeof(*each));
+	if (!each)
+		exit(1);
+	for (cpu = 0; cpu < ncpus; cpu++)
+		each[cpu] = flow;
+	if (bpf_map_update_elem(fd, &slot, each, BPF_ANY)) {
+		fprintf(stderr, "%s: cannot plant the connection\n", s->name);
+		exit(1);
+	}
+	free(each);
+}
+
+/* The connections the proxy passed as known, on every CPU. */
+static __u64 known_connections(const struct scenario *s)
+{
+	int ncpus = libbpf_num_possible_cpus(), cpu;
+	struct fg_global_stats *each = calloc(ncpus, sizeof(*each));
+	__u32 zero = 0;
+	__u64 known = 0;
+
+	if (!each || bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.global_stats), &zero, each))
+		exit(1);
+	for (cpu = 0; cpu < ncpus; cpu++)
+		known += each[cpu].synproxy_established;
+	free(each);
+	return known;
 }
 
 /* xorshift64: the same fill every run */
@@ -221,9 +291,18 @@ static void load(struct scenario *s)
 			exit(1);
 		}
 	}
+	if (s->known_flow) {
+		plant_known_flow(s);
+		/* the premise: the planted entry is what passes the ACK */
+		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), 1, s->packet);
+		if (known_connections(s) != 1) {
+			fprintf(stderr, "%s: the planted connection is not found\n", s->name);
+			exit(1);
+		}
+	}
 	/* Warm up: every key of a key set gets its state before timing. */
 	if (s->source_mask && s->source_mask != RANDOM_16M)
-		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), keys_in(s->source_mask));
+		run_ns(bpf_program__fd(s->skel->progs.fg_xdp), keys_in(s->source_mask), s->packet);
 }
 
 /* Loads the simplest limiter for each case whose name contains `text`
@@ -244,7 +323,7 @@ static void load_simplest(const char *text)
 			exit(1);
 		}
 		run_ns(bpf_program__fd(simplest[i]->progs.simplest),
-		       keys_in(simplest_cases[i].source_mask));
+		       keys_in(simplest_cases[i].source_mask), BENCH_UDP);
 	}
 }
 
@@ -394,6 +473,15 @@ static void build_scenarios(void)
 		"max_sources = 65536\nnew_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
 		RANDOM_16M);
 	s->map_flags = BPF_F_NO_COMMON_LRU;
+	/* The SYN proxy's check of this CPU's known connections, which every
+	 * packet of an established connection to its ports makes, beside the
+	 * same packet refused by the policy alone. */
+	s = add("tcp: ack, hot key", "[policy p]\nmatch = tcp\nrate = 10/s\n", 0);
+	s->packet = BENCH_TCP_ACK;
+	s = add("tcp: ack, hot key, synproxy, known connection",
+		"[synproxy]\nports = 22\n[policy p]\nmatch = tcp\nrate = 10/s\n", 0);
+	s->packet = BENCH_TCP_ACK;
+	s->known_flow = true;
 	s = add("3 layers (ip, /24, global), hot key",
 		"[policy a]\nmatch = udp\nrate = 1000000000/s\n[policy b]\nmatch = any\n"
 		"per = src/24\nrate = 1000000000/s\n[policy c]\nmatch = any\nper = global\n"
@@ -462,6 +550,8 @@ static void print_steps(void)
 		 "16M random, 64k LRU, budget, 69 s in", "16M random, 64k LRU, budget 50k/s", 1},
 		{"a spoofed packet 138 s into a flood (vs at once)",
 		 "16M random, 64k LRU, budget, 138 s in", "16M random, 64k LRU, budget 50k/s", 1},
+		{"the SYN proxy's known-connection check (an ack)",
+		 "tcp: ack, hot key, synproxy, known connection", "tcp: ack, hot key", 1},
 		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
 		{"floodgate over bare, 4k keys", "token_bucket, 4k keys", NULL, 1},
 		{"simplest limiter over bare, hot key", "simplest limiter, hot key", NULL, 1},
@@ -517,19 +607,23 @@ int main(int argc, char **argv)
 		load(&scenarios[i]);
 	load_simplest(argc > 1 ? argv[1] : NULL);
 	for (r = 0; r < ROUNDS; r++) {
-		bare_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT);
-		subprogram_ns[r] =
-			run_ns(bpf_program__fd(baseline->progs.baseline_subprogram), REPEAT);
-		helper_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_helper), REPEAT);
+		bare_ns[r] =
+			run_ns(bpf_program__fd(baseline->progs.baseline_drop), REPEAT, BENCH_UDP);
+		subprogram_ns[r] = run_ns(bpf_program__fd(baseline->progs.baseline_subprogram),
+					  REPEAT, BENCH_UDP);
+		helper_ns[r] =
+			run_ns(bpf_program__fd(baseline->progs.baseline_helper), REPEAT, BENCH_UDP);
 		for (j = 0; j < N_SIMPLEST; j++)
 			if (simplest[j])
-				simplest_ns[j][r] = run_ns(
-					bpf_program__fd(simplest[j]->progs.simplest), REPEAT);
+				simplest_ns[j][r] =
+					run_ns(bpf_program__fd(simplest[j]->progs.simplest), REPEAT,
+					       BENCH_UDP);
 		for (i = 0; i < n_scenarios; i++) {
 			if (scenarios[i].flood_seconds)
 				fill_presence(&scenarios[i]);
 			scenarios[i].ns[r] =
-				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT);
+				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT,
+				       scenarios[i].packet);
 		}
 	}
 	bare = median(bare_ns);
