@@ -48,10 +48,10 @@
 #define RANDOM_16M	  FG_BENCH_RANDOM
 
 /* The packet a scenario times: the UDP datagram every limit is measured
- * with, or a TCP ACK to port 22 (the SYN proxy's). Not a SYN: the proxy
- * rewrites it into its SYN-ACK in place, and the test run's repeats
- * would time that. */
-enum bench_packet { BENCH_UDP, BENCH_TCP_ACK };
+ * with, the same from an IPv6 source, or a TCP ACK to port 22 (the SYN
+ * proxy's). Not a SYN: the proxy rewrites it into its SYN-ACK in place,
+ * and the test run's repeats would time that. */
+enum bench_packet { BENCH_UDP, BENCH_UDP6, BENCH_TCP_ACK };
 
 struct scenario {
 	char name[64];
@@ -127,15 +127,16 @@ static double median(const double *values)
 
 /* The source and ports of every timed packet. */
 #define BENCH_SRC   "10.0.0.1"
+#define BENCH_SRC6  "2001:db8:2::1"
 #define BENCH_SPORT 40000
 
 static double run_ns(int prog_fd, __u32 repeat, enum bench_packet packet)
 {
-	struct pkt_spec spec = {.family = 4,
-				.src = BENCH_SRC,
+	struct pkt_spec spec = {.family = packet == BENCH_UDP6 ? 6 : 4,
+				.src = packet == BENCH_UDP6 ? BENCH_SRC6 : BENCH_SRC,
 				.sport = BENCH_SPORT,
-				.proto = packet == BENCH_UDP ? IPPROTO_UDP : IPPROTO_TCP,
-				.dport = packet == BENCH_UDP ? 9 : 22};
+				.proto = packet == BENCH_TCP_ACK ? IPPROTO_TCP : IPPROTO_UDP,
+				.dport = packet == BENCH_TCP_ACK ? 22 : 9};
 	uint8_t buf[1600];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = repeat);
 	struct tcphdr *th;
@@ -473,6 +474,13 @@ static void build_scenarios(void)
 		"max_sources = 65536\nnew_sources = off\n[policy p]\nmatch = udp\nrate = 10/s\n",
 		RANDOM_16M);
 	s->map_flags = BPF_F_NO_COMMON_LRU;
+	/* An IPv6 source refused on a hot key: its state is in `sources`,
+	 * which the refusal cache (IPv4 keys) does not front. */
+	s = add("ipv6: token_bucket, hot key", "[policy p]\nmatch = udp\nrate = 10/s\n", 0);
+	s->packet = BENCH_UDP6;
+	s = add("ipv6: token_bucket, hot key, per = src/64",
+		"[policy p]\nmatch = udp\nper = src/64\nrate = 10/s\n", 0);
+	s->packet = BENCH_UDP6;
 	/* The SYN proxy's check of this CPU's known connections, which every
 	 * packet of an established connection to its ports makes, beside the
 	 * same packet refused by the policy alone. */
@@ -550,6 +558,8 @@ static void print_steps(void)
 		 "16M random, 64k LRU, budget, 69 s in", "16M random, 64k LRU, budget 50k/s", 1},
 		{"a spoofed packet 138 s into a flood (vs at once)",
 		 "16M random, 64k LRU, budget, 138 s in", "16M random, 64k LRU, budget 50k/s", 1},
+		{"an IPv6 source refused, over an IPv4 one (hot key)",
+		 "ipv6: token_bucket, hot key", hot, 1},
 		{"the SYN proxy's known-connection check (an ack)",
 		 "tcp: ack, hot key, synproxy, known connection", "tcp: ack, hot key", 1},
 		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
