@@ -444,7 +444,7 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
-	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, gcra, gstats, generation))
+	    fg_refusal_cached(&key4, clock, cost, gcra, gstats, generation))
 		return 0;
 	if (fg_budget_in_force() && !fg_presence_maybe(&key4, fg_presence_gen_at(clock)))
 		unnoted = &known4;
@@ -492,8 +492,7 @@ static __always_inline int fg_charge_overflow(const struct fg_policy *policy,
 	int admitted;
 
 	if (cached && !fg_drop_sampled(gstats) &&
-	    fg_refusal_cached(&key4, fg_clock_latest(clock), cost, &policy->params.token_bucket,
-			      gstats, generation))
+	    fg_refusal_cached(&key4, clock, cost, &policy->params.token_bucket, gstats, generation))
 		return 0;
 	admitted =
 		fg_charge_word(&sources, key, policy, 0, key, clock, cost, gstats, &refused_state);

@@ -50,8 +50,9 @@ static __always_inline bool fg_refusal_stale(const struct fg_refusal *seen, __u6
  * lookups, a refusal took ~3 ns more (docs/design-costs.md, "What each
  * per-packet step costs").
  */
-static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, __u64 now,
-					     __u64 cost, const struct fg_gcra_params *gcra,
+static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4,
+					     struct fg_clock *clock, __u64 cost,
+					     const struct fg_gcra_params *gcra,
 					     const struct fg_global_stats *gstats, __u32 generation)
 {
 	__u32 index = fg_refusal_index(key4);
@@ -67,8 +68,15 @@ static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4, 
 		if (!fg_same_key4(&seen->key, key4))
 			return 0;
 	}
-	if (fg_refusal_stale(seen, now, gstats, generation) ||
-	    fg_gcra_admit(gcra, seen->tat_ns, now, cost, &unused))
+	if (fg_refusal_stale(seen, fg_clock_latest(clock), gstats, generation))
+		return 0;
+	/* A source whose next token is nearer than the coarse clock's lag
+	 * (a limit of thousands a second, as the built-in policy's) cannot
+	 * be refused at the latest time the packet can have: then the
+	 * precise time decides, which spares the state's lookup still, and
+	 * which an admission would read anyway. */
+	if (fg_gcra_admit(gcra, seen->tat_ns, fg_clock_latest(clock), cost, &unused) &&
+	    fg_gcra_admit(gcra, seen->tat_ns, fg_clock_now(clock), cost, &unused))
 		return 0;
 	if (fg_test_clock)
 		fg_test_cached_refusals++;

@@ -125,6 +125,10 @@ mutant refusal-cache-never-refreshed bpf/fg_refusal.h '^test_prog$' \
 	'seen->written >= FG_REFUSAL_REFRESH_TICKS ||' \
 	'seen->written > 0xffffffffU ||' \
 	"a refusal cache entry serves for ever: a refused source's state is never marked used"
+mutant refusal-cache-coarse-only bpf/fg_refusal.h '^test_prog$' \
+	'	    fg_gcra_admit(gcra, seen->tat_ns, fg_clock_now(clock), cost, &unused))' \
+	'	    true)' \
+	"a source whose next token is nearer than the coarse clock's lag is never refused from the cache: each refusal looks its state up"
 mutant refusal-cache-direct-mapped bpf/fg_refusal.h '^test_prog$' \
 	'if (!fg_same_key4(&seen->key, key4) &&' \
 	'if (0 &&' \

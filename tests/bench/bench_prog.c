@@ -48,14 +48,14 @@
 #define RANDOM_16M	  FG_BENCH_RANDOM
 
 /* The packet a scenario times: the UDP datagram every limit is measured
- * with, the same from an IPv6 source, or a TCP ACK to port 22 (the SYN
- * proxy's). Not a SYN: the proxy rewrites it into its SYN-ACK in place,
- * and the test run's repeats would time that. */
-enum bench_packet { BENCH_UDP, BENCH_UDP6, BENCH_TCP_ACK };
+ * with, the same from an IPv6 source, or a TCP SYN or ACK to port 22 (the
+ * SYN proxy's). A SYN only without [synproxy]: the proxy rewrites it into
+ * its SYN-ACK in place, and the test run's repeats would time that. */
+enum bench_packet { BENCH_UDP, BENCH_UDP6, BENCH_TCP_SYN, BENCH_TCP_ACK };
 
 struct scenario {
 	char name[64];
-	char config[256];
+	char config[1024];
 	__u32 source_mask; /* 0: one key; KEYS_*: that many; RANDOM_16M
 			    * (include/fg_bench_source.h) */
 	__u32 max_sources; /* 0: the config's */
@@ -70,6 +70,10 @@ struct scenario {
 	/* the SYN proxy found the ACK's connection in conntrack: its
 	 * synproxy_flows entry, planted, never expires */
 	bool known_flow;
+	/* packets sent before each round's timing: they spend the burst
+	 * that the idle time since the last round gave back, so a round
+	 * times the flood's refusals, not that burst's admissions */
+	__u32 drain;
 	struct floodgate_bpf *skel;
 	double ns[ROUNDS]; /* by round, in run order */
 };
@@ -135,8 +139,8 @@ static double run_ns(int prog_fd, __u32 repeat, enum bench_packet packet)
 	struct pkt_spec spec = {.family = packet == BENCH_UDP6 ? 6 : 4,
 				.src = packet == BENCH_UDP6 ? BENCH_SRC6 : BENCH_SRC,
 				.sport = BENCH_SPORT,
-				.proto = packet == BENCH_TCP_ACK ? IPPROTO_TCP : IPPROTO_UDP,
-				.dport = packet == BENCH_TCP_ACK ? 22 : 9};
+				.proto = packet >= BENCH_TCP_SYN ? IPPROTO_TCP : IPPROTO_UDP,
+				.dport = packet >= BENCH_TCP_SYN ? 22 : 9};
 	uint8_t buf[1600];
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .repeat = repeat);
 	struct tcphdr *th;
@@ -481,6 +485,15 @@ static void build_scenarios(void)
 	s = add("ipv6: token_bucket, hot key, per = src/64",
 		"[policy p]\nmatch = udp\nper = src/64\nrate = 10/s\n", 0);
 	s->packet = BENCH_UDP6;
+	/* The built-in policy (floodgate load without a config), under the
+	 * floods its layers are for: a small datagram meets "small-udp" and
+	 * "small", a SYN "syn" and "small"; the first refuses. Their bursts
+	 * (50,000 and 2,000) refill between rounds, hence the drain. */
+	s = add("built-in policy: udp flood, hot key", fg_default_config, 0);
+	s->drain = 200000;
+	s = add("built-in policy: syn flood, hot key", fg_default_config, 0);
+	s->packet = BENCH_TCP_SYN;
+	s->drain = 200000;
 	/* The SYN proxy's check of this CPU's known connections, which every
 	 * packet of an established connection to its ports makes, beside the
 	 * same packet refused by the policy alone. */
@@ -560,6 +573,10 @@ static void print_steps(void)
 		 "16M random, 64k LRU, budget, 138 s in", "16M random, 64k LRU, budget 50k/s", 1},
 		{"an IPv6 source refused, over an IPv4 one (hot key)",
 		 "ipv6: token_bucket, hot key", hot, 1},
+		{"the built-in policy's UDP flood refusal, over one layer's",
+		 "built-in policy: udp flood, hot key", hot, 1},
+		{"the built-in policy's SYN flood refusal, over one layer's",
+		 "built-in policy: syn flood, hot key", hot, 1},
 		{"the SYN proxy's known-connection check (an ack)",
 		 "tcp: ack, hot key, synproxy, known connection", "tcp: ack, hot key", 1},
 		{"floodgate over bare, refusal on a hot key", hot, NULL, 1},
@@ -631,6 +648,9 @@ int main(int argc, char **argv)
 		for (i = 0; i < n_scenarios; i++) {
 			if (scenarios[i].flood_seconds)
 				fill_presence(&scenarios[i]);
+			if (scenarios[i].drain)
+				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp),
+				       scenarios[i].drain, scenarios[i].packet);
 			scenarios[i].ns[r] =
 				run_ns(bpf_program__fd(scenarios[i].skel->progs.fg_xdp), REPEAT,
 				       scenarios[i].packet);

@@ -91,6 +91,38 @@ FG_PROG_TEST(test_refusal_cache_refreshes)
 	floodgate_bpf__destroy(skel);
 }
 
+/* A source whose next token is nearer than the coarse clock's lag (a
+ * limit of thousands a second, as the built-in policy's) cannot be
+ * refused at the latest time the packet can have: the cache refuses it on
+ * the precise clock instead, still without the state's lookup, and admits
+ * at the token's instant, not a nanosecond before. Judged on the coarse
+ * bound alone, every such refusal went to the state. */
+FG_PROG_TEST(test_refusal_cache_near_limit_on_precise_clock)
+{
+	struct floodgate_bpf *skel =
+		load_with("[policy p]\nmatch = udp\nrate = 1000/s\nburst = 1\n");
+	const __u64 t = T0 + 10 * MS;
+	cpu_set_t all = stay_on_cpu0();
+	__u64 cached;
+
+	/* the coarse reading is exact (no test lag), so the latest time is
+	 * the packet's plus the loader's lag: past the next token, 1 ms on */
+	assert_true(skel->rodata->fg_coarse_lag_ns > MS);
+	assert_int_equal(skel->bss->fg_test_coarse_lag_ns, 0);
+	assert_int_equal(xdp_at(skel, t, &udp_a), XDP_PASS);
+	assert_int_equal(xdp_at(skel, t, &udp_a), XDP_DROP); /* by the state: fills the cache */
+	cached = skel->bss->fg_test_cached_refusals;
+	assert_int_equal(xdp_passed(skel, t + MS / 2, &udp_a, 100), 0);
+	/* all but the one refusal in 64 the drop count samples */
+	assert_true(skel->bss->fg_test_cached_refusals - cached >= 90);
+	assert_int_equal(xdp_at(skel, t + MS - 1, &udp_a), XDP_DROP);
+	assert_int_equal(xdp_at(skel, t + MS, &udp_a), XDP_PASS);
+	assert_int_equal(policy_stats(skel, 0).dropped_packets, 102);
+	assert_int_equal(policy_stats(skel, 0).passed_packets, 2);
+	sched_setaffinity(0, sizeof(all), &all);
+	floodgate_bpf__destroy(skel);
+}
+
 /* The layout docs/bpftool.md gives `refusals`: FG_REFUSAL_SETS sets of
  * FG_REFUSAL_WAYS entries for each possible CPU, CPU n's from n ×
  * FG_REFUSAL_SETS, in a map that can be mapped, which is what starts its
