@@ -138,7 +138,8 @@ static __always_inline bool fg_synproxy_flow_is(const struct fg_synproxy_flow *f
  * call chain has no stack to spare (struct fg_packet says why). Every
  * packet of a proxied port's connections asks, so the time is this CPU's
  * reading of the jiffy (fg_coarse_cached), not a helper call: the entry
- * serves up to two ticks longer, never shorter. */
+ * serves its second give or take that reading's lag (two ticks at most),
+ * as its writer's reading and this one lag by different amounts. */
 static __noinline bool fg_synproxy_known_flow(const struct fg_packet *pkt)
 {
 	__u32 slot = fg_synproxy_flow_slot(pkt);
