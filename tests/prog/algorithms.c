@@ -16,7 +16,7 @@ FG_PROG_TEST(test_fixed_window_admits_seam_burst)
 	assert_int_equal(xdp_passed(skel, T0 + 999 * MS, &udp_a, 20), 10);
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 20), 10);
 	assert_int_equal(xdp_passed(skel, T0 + SEC + 999 * MS, &udp_a, 5), 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_sliding_window_refuses_seam_burst)
@@ -29,7 +29,7 @@ FG_PROG_TEST(test_sliding_window_refuses_seam_burst)
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 20), 0);
 	/* halfway, it weighs 5: five more */
 	assert_int_equal(xdp_passed(skel, T0 + SEC + 500 * MS, &udp_a, 20), 5);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_sliding_log_is_exact)
@@ -48,7 +48,7 @@ FG_PROG_TEST(test_sliding_log_is_exact)
 	assert_int_equal(xdp_passed(skel, T0 + SEC + 100 * MS, &udp_a, 3), 1);
 	assert_int_equal(policy_stats(skel, 0).passed_packets, 7);
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, 3 + 3 + 1 + 2 + 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_leaky_bucket_constant_spacing)
@@ -69,7 +69,7 @@ FG_PROG_TEST(test_leaky_bucket_constant_spacing)
 		admitted++;
 	}
 	assert_int_equal(admitted, 10);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Byte mode: 1000-byte frames against 3000 B buckets. */
@@ -95,6 +95,6 @@ FG_PROG_TEST(test_byte_limits)
 		assert_int_equal(xdp_passed(skel, T0 + SEC, &kb, 10), cases[i].after_1s);
 		assert_int_equal(policy_stats(skel, 0).passed_bytes,
 				 1000ULL * (cases[i].at_once + cases[i].after_1s));
-		floodgate_bpf__destroy(skel);
+		release_skel(skel);
 	}
 }

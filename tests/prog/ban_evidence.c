@@ -115,7 +115,7 @@ FG_PROG_TEST(test_ban_spoofed_syn_bans_no_one)
 	assert_int_equal(global_stats(skel).bans_added, 0);
 	/* the refusal stands: the bucket still refuses */
 	assert_int_equal(hook_passed(skel, true, T0, &syn, 3), 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A source with an established connection to this host, flooding on its
@@ -152,7 +152,7 @@ FG_PROG_TEST(test_ban_needs_an_established_connection)
 	assert_int_equal(global_stats(skel).bans_added, 2);
 	tcp_close(&v4);
 	tcp_close(&v6);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* UDP (and any protocol but TCP) bans only with ban_unverified = yes. */
@@ -163,13 +163,13 @@ FG_PROG_TEST(test_ban_udp_needs_ban_unverified)
 	assert_int_equal(xdp_passed(skel, T0, &udp_a, 4), 1);
 	assert_false(banned_record(skel, 4, "10.0.0.1", 32));
 	assert_int_equal(global_stats(skel).bans_added, 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 
 	skel = load_with(BAN_ANY "ban_unverified = yes\n");
 	assert_int_equal(xdp_passed(skel, T0, &udp_a, 4), 1);
 	assert_true(banned_record(skel, 4, "10.0.0.1", 32));
 	assert_int_equal(global_stats(skel).bans_added, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 static void put_own_addr(struct floodgate_bpf *skel, int family, const char *addr)
@@ -202,7 +202,7 @@ FG_PROG_TEST(test_ban_covering_an_own_address_spares_it)
 	assert_int_equal(xdp_passed(skel, T0, &own6, 1), 1);
 	assert_int_equal(xdp_passed(skel, T0, &neighbour, 1), 0);
 	assert_int_equal(global_stats(skel).banned, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* ... and a policy never bans one, even with ban_unverified = yes (a
@@ -218,7 +218,7 @@ FG_PROG_TEST(test_ban_policy_never_bans_an_own_address)
 	assert_false(banned_record(skel, 4, "10.0.0.1", 32));
 	assert_int_equal(xdp_passed(skel, T0, &stranger, 4), 1);
 	assert_true(banned_record(skel, 4, "10.0.0.2", 32));
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 static void set_fleet(struct floodgate_bpf *skel, __u32 refuse_all)
@@ -257,5 +257,5 @@ FG_PROG_TEST(test_ban_fleet_refusal_bans_no_one)
 	set_fleet(skel, 0); /* back: b's own refusal bans */
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &b, 3), 1);
 	assert_true(banned_record(skel, 4, "10.0.0.2", 32));
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

@@ -46,7 +46,7 @@ FG_PROG_TEST(test_ban_flag_clear_until_a_ban)
 	write_raw_ban(skel);
 	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1), 1);
 	assert_int_equal(global_stats(skel).banned, 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* `floodgate ban`, the fleet and (through the same flag) CrowdSec. */
@@ -62,7 +62,7 @@ FG_PROG_TEST(test_ban_flag_set_by_fg_bans_put)
 	assert_int_equal(fg_bans_put(&pinned, &cidr, &ban), 0);
 	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1), 0);
 	assert_int_equal(global_stats(skel).banned, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A load's restored or carried bans, a reload, and bans written by hand:
@@ -78,7 +78,7 @@ FG_PROG_TEST(test_ban_flag_set_when_the_trie_holds_bans)
 	assert_int_equal(fg_runtime_mark_bans_if_any(runtime, bans), 0);
 	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1), 0);
 	assert_int_equal(global_stats(skel).banned, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The datapath's own ban (action = ban): the source's next packet, which
@@ -93,5 +93,5 @@ FG_PROG_TEST(test_ban_flag_set_by_a_policy_ban)
 	assert_int_equal(global_stats(skel).bans_added, 1);
 	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &udp_a, 1), 0);
 	assert_int_equal(global_stats(skel).banned, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

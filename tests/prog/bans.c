@@ -91,7 +91,7 @@ FG_PROG_TEST(test_bans_escalate)
 	assert_int_equal(global_stats(skel).bans_added, 4);
 	assert_int_equal(global_stats(skel).banned, 5 + 1 + 3);
 	assert_int_equal(policy_bans(skel), 2); /* the /24 (its third ban) and the /64 */
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* ban_max defaults to the first ban's length: with ban_factor = 3 and no
@@ -115,7 +115,7 @@ FG_PROG_TEST(test_ban_max_defaults_to_first_ban)
 	assert_int_equal(ban.strikes, 2);
 	assert_int_equal(ban.duration_ns, 10 * SEC);
 	assert_int_equal(ban.expires_ns, t + 10 * SEC);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* An expired /32 ban must not shadow an active /24: the walk deletes it
@@ -156,7 +156,7 @@ FG_PROG_TEST(test_expired_ban_does_not_shadow_ban)
 	put_ban(skel, 4, "10.0.0.0", 24, T0); /* lift the /24 */
 	assert_int_equal(xdp_passed(skel, T0 + 4 * SEC, &a, 1), 1);
 	assert_false(has_ban(skel, 4, "10.0.0.0", 24));
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A strike escalates only within its lifetime, and a full trie
@@ -188,7 +188,7 @@ FG_PROG_TEST(test_strike_lifetime_and_full_trie)
 	assert_int_equal(global_stats(skel).bans_added, 4);
 	assert_int_equal(global_stats(skel).ban_insert_failed, 2);
 	assert_int_equal(global_stats(skel).banned, 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A ban that has run out leaves the trie when a packet meets it, and its
@@ -219,7 +219,7 @@ FG_PROG_TEST(test_expired_ban_leaves_the_trie)
 	assert_int_equal(ban.duration_ns, 30 * SEC);
 	assert_int_equal(ban.expires_ns, t + 30 * SEC);
 	assert_int_equal(policy_bans(skel), 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Policy bans fill their share of a trie of max_bans entries and no more;
@@ -261,7 +261,7 @@ static void check_policy_share(__u32 max_bans)
 	snprintf(src, sizeof(src), "10.%u.0.0", (max_bans >> 16) + 1);
 	assert_int_equal(xdp_passed(skel, T0 + 3600 * SEC, &spoofed, 2), 1);
 	assert_int_equal(global_stats(skel).bans_added, cap + 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The default: 4,096 of 65,536 kept for bans by hand. */
@@ -327,7 +327,7 @@ FG_PROG_TEST(test_hundred_thousand_bans_from_outside)
 	assert_int_equal(bpf_map_lookup_elem(pinned.ban_count, &zero, &count), 0);
 	assert_int_equal(count.outside_refused, 1);
 	assert_int_equal(count.policy_bans, max_bans - outside);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A fleet ban that ends leaves the trie, not the policies' share: only
@@ -348,7 +348,7 @@ FG_PROG_TEST(test_ended_fleet_ban_leaves_the_share_alone)
 	assert_int_equal(xdp_passed(skel, T0 + SEC, &udp_a, 1), 1);
 	assert_false(has_ban(skel, 4, "10.0.0.1", 32));
 	assert_int_equal(policy_bans(skel), 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Bans CrowdSec (or the fleet) sent are not in the policies' share: one
@@ -384,5 +384,5 @@ FG_PROG_TEST(test_expired_outside_ban_keeps_policy_count)
 				 -ENOENT);
 		assert_int_equal(policy_bans(skel), 0);
 	}
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

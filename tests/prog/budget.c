@@ -49,7 +49,7 @@ FG_PROG_TEST(test_new_source_budget)
 	assert_int_equal(xdp_passed(skel, T0 + MS, &spoofed, 5), 3);
 	assert_int_equal(global_stats(skel).sources_created, own + 1 + 1);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A spoofed flood simulated packet by packet: a prebuilt UDP frame whose
@@ -141,7 +141,7 @@ FG_PROG_TEST(test_new_sources_during_spoofed_flood)
 	budget_bound = 50000.0 / fg_online_cpus() * (1 + (FLOOD_WARMUP_US + FLOOD_NEW_US) / 1e6);
 	assert_true(g.sources_created <= budget_bound + 1);
 	assert_true(g.budget_overflow > (FLOOD_WARMUP_US + FLOOD_NEW_US) * FLOOD_PER_US / 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Spoofed sources that each send `repeats` times, back to back, at twice
@@ -203,7 +203,7 @@ static void new_client_through_repeated_flood(int repeats)
 	/* the premise: the flood ran past the budget all along */
 	assert_true(g.budget_overflow > REPEATED_SPOOFED * (REPEATED_RUN_US / 1000000) / 2);
 	assert_true(light_passed >= light_sent - 5);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_new_client_during_doubled_spoofed_flood)
@@ -276,5 +276,5 @@ FG_PROG_TEST(test_one_address_cannot_spend_the_budget)
 	assert_true(other_passed >= other_sent - 5);
 	/* the scanner's share, the other client and the overflow key */
 	assert_true(g.sources_created <= share_bound + 1 + 1 + 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

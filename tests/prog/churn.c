@@ -42,5 +42,5 @@ FG_PROG_TEST(test_known_source_survives_churn)
 	assert_int_equal(g.sources_promoted, 1);
 	/* 2 tokens left at `back`, 1 more a second later: no fresh burst of 10 */
 	assert_int_equal(xdp_passed(skel, churned, &abuser, 20), 3);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

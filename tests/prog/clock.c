@@ -39,7 +39,7 @@ FG_PROG_TEST(test_clock_read_only_when_needed)
 	assert_int_equal(xdp_at(skel, T0, &tcp_stranger), XDP_PASS); /* no entry of its own */
 	assert_int_equal(skel->bss->fg_test_clock_reads, reads + 4);
 	assert_int_equal(global_stats(skel).unmatched, 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A source far over its limit is refused on the coarse clock alone: the
@@ -59,7 +59,7 @@ FG_PROG_TEST(test_refusal_far_ahead_skips_precise_clock)
 			 0);
 	assert_int_equal(skel->bss->fg_test_clock_reads, reads);
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, 200);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The shortcut never refuses what the precise clock admits: with the
@@ -84,7 +84,7 @@ FG_PROG_TEST(test_coarse_shortcut_exact_at_limit)
 		assert_int_equal(xdp_at(skel, start + interval, &udp_a), XDP_PASS);
 		start += 2 * interval;
 	}
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The bound the loader gives the datapath holds on this kernel: sampled
@@ -210,6 +210,6 @@ FG_PROG_TEST(test_coarse_reading_lag_bound)
 	printf("coarse reading: reused by %d of 800 packets, bound %.3f ms\n", reused, bound / 1e6);
 	if (bounded)
 		assert_true(reused > 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 	sched_setaffinity(0, sizeof(was), &was);
 }

@@ -102,7 +102,7 @@ FG_PROG_TEST(test_two_cpus_frozen_clock_exact)
 	passed = flood_two_cpus(skel, 100000, 10, NULL);
 	printf("two CPUs, frozen clock: admitted %llu, limit 100000\n", (unsigned long long)passed);
 	assert_int_equal(passed, 100000);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Every algorithm under the same two-CPU flood with time standing still
@@ -148,7 +148,7 @@ FG_PROG_TEST(test_two_cpus_every_algorithm_exact)
 		       (unsigned long long)passed, (unsigned long long)cases[i].limit);
 		assert_int_equal(passed, cases[i].limit);
 	}
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_two_cpus_real_clock_bounded)
@@ -165,7 +165,7 @@ FG_PROG_TEST(test_two_cpus_real_clock_bounded)
 	       (unsigned long long)passed, elapsed / 1e9, (unsigned long long)limit);
 	assert_true(passed <= limit);
 	assert_true(passed >= 100000);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* clock = coarse reads the time of the last tick: it lags the real clock by
@@ -191,7 +191,7 @@ FG_PROG_TEST(test_two_cpus_coarse_clock_bounded)
 	       tick_ns / 1e6, (unsigned long long)passed, elapsed / 1e9, (unsigned long long)limit);
 	assert_true(passed <= limit);
 	assert_true(passed >= 100000);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The same flood against the deliberately naive read-modify-write must
@@ -218,7 +218,7 @@ FG_PROG_TEST(test_two_cpus_naive_update_overshoots)
 			assert_non_null(skel);
 			skel->bss->fg_test_now_ns = T0;
 			passed = flood_two_cpus(skel, 100000, 10, NULL);
-			floodgate_bpf__destroy(skel);
+			release_skel(skel);
 		}
 		printf("two CPUs, naive update, case %zu: admitted %llu, limit 100000\n", c,
 		       (unsigned long long)passed);

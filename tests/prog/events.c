@@ -121,7 +121,7 @@ FG_PROG_TEST(test_refusing_on_transition_only)
 	assert_int_equal(suppressed(skel), 0);
 	sched_setaffinity(0, sizeof(all), &all);
 	free(c);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A ban carries its expiry; the refusal that causes it is its own event. */
@@ -141,7 +141,7 @@ FG_PROG_TEST(test_banned_event)
 	assert_int_equal(c->events[1].expires_ns, T0 + 10 * SEC);
 	sched_setaffinity(0, sizeof(all), &all);
 	free(c);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The new-source budget's exhaustion is reported once per episode; a
@@ -183,7 +183,7 @@ FG_PROG_TEST(test_budget_and_table_events)
 	send_from(skel, T0 + MS, "10.7.1.2", 1);
 	assert_int_equal(drain(skel, c), 1);
 	assert_event(skel, &c->events[0], FG_EVENT_BUDGET_EXHAUSTED, "10.7.1.2", 32, T0 + MS);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 
 	/* every insert fails: each new source is a table_full event */
 	skel = load_sized("[policy p]\nmatch = any\nrate = 1/s\nburst = 3\n", FG_SKEL_XDP, 0, 0,
@@ -196,7 +196,7 @@ FG_PROG_TEST(test_budget_and_table_events)
 	assert_event(skel, &c->events[2], FG_EVENT_TABLE_FULL, "10.8.0.2", 32, T0);
 	sched_setaffinity(0, sizeof(all), &all);
 	free(c);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* One packet can owe two events: the new-source budget runs out on it,
@@ -238,7 +238,7 @@ FG_PROG_TEST(test_one_packet_owes_two_events)
 	assert_int_equal(suppressed(skel), 0);
 	sched_setaffinity(0, sizeof(all), &all);
 	free(c);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* `n` new sources at `now`, each admitted once and then refused: n events
@@ -287,7 +287,7 @@ FG_PROG_TEST(test_cap_is_burst_plus_rate_times_elapsed)
 	assert_int_equal(c->count, burst);
 	sched_setaffinity(0, sizeof(all), &all);
 	free(c);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_events_off)
@@ -301,5 +301,5 @@ FG_PROG_TEST(test_events_off)
 	assert_int_equal(drain(skel, c), 0);
 	assert_int_equal(suppressed(skel), 0);
 	free(c);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

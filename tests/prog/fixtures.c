@@ -2,6 +2,7 @@
 /* The fixtures and helpers of fixtures.h. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,284 @@ const char test_config[] = "malformed = drop\n"
 			   "rate = 100/s\n"
 			   "burst = 10\n";
 
+/*
+ * Loads kept for reuse. A load is a full verification of the programs, most
+ * of this suite's time under emulation (10-25 s a load on the 6.1 guest of
+ * `make test-kernels`), and most tests load the same programs: the config's
+ * policies live in maps, and only the read-only data, the map sizes and the
+ * programs loaded make two loads differ. A skeleton a test releases is kept,
+ * and a later prepare_skel() whose load would be the same (its image: those
+ * three) gets it back emptied as a fresh load leaves it (every map zeroed or
+ * emptied, the ring drained, .bss zeroed; the prog arrays the loader filled
+ * kept) with its own config pushed; reuse.c proves the emptying against a
+ * fresh load, map by map.
+ */
+#define KEPT_SKELS 2 /* a skeleton's default tables take ~100 MB; the guest has 2 GB */
+
+struct kept_skel {
+	struct floodgate_bpf *skel; /* NULL: a free slot */
+	char *image;
+	size_t image_len;
+	bool in_use;
+	unsigned long last_used;
+};
+
+static struct kept_skel kept[KEPT_SKELS];
+static unsigned long kept_uses;
+
+/* What makes two loads of the object the same program: the read-only data,
+ * every map's size and flags, and which programs load. */
+static char *load_image(struct floodgate_bpf *skel, size_t *len)
+{
+	const void *rodata = bpf_map__initial_value(skel->maps.rodata, len);
+	struct bpf_program *prog;
+	struct bpf_map *map;
+	char *image = NULL;
+	FILE *out = open_memstream(&image, len);
+
+	if (!out)
+		return NULL;
+	fwrite(rodata, 1, *len, out);
+	bpf_object__for_each_map (map, skel->obj) {
+		__u32 shape[2] = {bpf_map__max_entries(map), bpf_map__map_flags(map)};
+
+		fwrite(shape, sizeof(shape), 1, out);
+	}
+	bpf_object__for_each_program (prog, skel->obj) {
+		bool autoload = bpf_program__autoload(prog);
+
+		fwrite(&autoload, sizeof(autoload), 1, out);
+	}
+	if (fclose(out)) {
+		free(image);
+		return NULL;
+	}
+	return image;
+}
+
+/* Every key of a hash or trie map, collected before any is deleted: a hash
+ * map's walk from NULL rescans its buckets from the first. */
+static int empty_keyed_map(int fd, size_t key_size)
+{
+	size_t n = 0, cap = 1024, i;
+	char *keys = malloc(cap * key_size), *grown;
+	int err = 0;
+
+	while (keys && !bpf_map_get_next_key(fd, n ? keys + (n - 1) * key_size : NULL,
+					     keys + n * key_size)) {
+		if (++n < cap)
+			continue;
+		cap *= 2;
+		grown = realloc(keys, cap * key_size);
+		if (!grown)
+			free(keys);
+		keys = grown;
+	}
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++)
+		if (bpf_map_delete_elem(fd, keys + i * key_size))
+			err = -errno;
+	free(keys);
+	return err;
+}
+
+/* Every index of an array map set to zeros, in one batch. */
+static int zero_array_map(const struct bpf_map *map, bool per_cpu)
+{
+	__u32 n = bpf_map__max_entries(map), i, count = n;
+	size_t value_size = bpf_map__value_size(map);
+	size_t stride =
+		per_cpu ? ((value_size + 7) & ~(size_t)7) * libbpf_num_possible_cpus() : value_size;
+	__u32 *keys = malloc(n * sizeof(*keys));
+	void *zeros = calloc(n, stride);
+	int err = 0;
+
+	if (!keys || !zeros)
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++)
+		keys[i] = i;
+	if (!err && bpf_map_update_batch(bpf_map__fd(map), keys, zeros, &count, NULL))
+		err = -errno;
+	free(keys);
+	free(zeros);
+	return err;
+}
+
+static int discard_event(void *ctx, void *data, size_t size)
+{
+	(void)ctx, (void)data, (void)size;
+	return 0;
+}
+
+static int drain_ring(int fd)
+{
+	struct ring_buffer *ring = ring_buffer__new(fd, discard_event, NULL, NULL);
+	int err = ring ? ring_buffer__consume(ring) : -errno;
+
+	ring_buffer__free(ring);
+	return err < 0 ? err : 0;
+}
+
+/* Empties every map of a loaded skeleton as its load left them; -ENOTSUP
+ * for a map it cannot (the caller loads afresh). */
+static int empty_skel(struct floodgate_bpf *skel)
+{
+	struct bpf_map *map;
+	int err = 0;
+
+	bpf_object__for_each_map (map, skel->obj) {
+		int fd = bpf_map__fd(map);
+
+		if (err)
+			break;
+		if (map == skel->maps.rodata)
+			continue; /* frozen; the image says it is the same */
+		if (map == skel->maps.bss) {
+			memset(skel->bss, 0, sizeof(*skel->bss));
+			continue;
+		}
+		switch (bpf_map__type(map)) {
+		case BPF_MAP_TYPE_ARRAY:
+			err = zero_array_map(map, false);
+			break;
+		case BPF_MAP_TYPE_PERCPU_ARRAY:
+			err = zero_array_map(map, true);
+			break;
+		case BPF_MAP_TYPE_HASH:
+		case BPF_MAP_TYPE_LRU_HASH:
+		case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		case BPF_MAP_TYPE_LPM_TRIE:
+			err = empty_keyed_map(fd, bpf_map__key_size(map));
+			break;
+		case BPF_MAP_TYPE_RINGBUF:
+			err = drain_ring(fd);
+			break;
+		case BPF_MAP_TYPE_PROG_ARRAY:
+			break; /* the loader's tail calls, the same for the same image */
+		default:
+			err = -ENOTSUP;
+		}
+	}
+	return err;
+}
+
+/* A kept skeleton not in use whose image is `image`, emptied; or NULL. */
+static struct floodgate_bpf *reuse_kept(const char *image, size_t image_len)
+{
+	struct kept_skel *k;
+
+	for (k = kept; k < kept + KEPT_SKELS; k++) {
+		if (!k->skel || k->in_use || k->image_len != image_len ||
+		    memcmp(k->image, image, image_len))
+			continue;
+		if (empty_skel(k->skel)) {
+			floodgate_bpf__destroy(k->skel);
+			free(k->image);
+			memset(k, 0, sizeof(*k));
+			return NULL;
+		}
+		k->in_use = true;
+		k->last_used = ++kept_uses;
+		return k->skel;
+	}
+	return NULL;
+}
+
+/* Keeps a loaded skeleton in a free slot, or in place of the least recently
+ * used one not in use; takes `image`. */
+static void keep(struct floodgate_bpf *skel, char *image, size_t image_len)
+{
+	struct kept_skel *k, *slot = NULL;
+
+	for (k = kept; k < kept + KEPT_SKELS; k++) {
+		if (!k->skel) {
+			slot = k;
+			break;
+		}
+		if (!k->in_use && (!slot || k->last_used < slot->last_used))
+			slot = k;
+	}
+	if (!slot) {
+		free(image);
+		return;
+	}
+	if (slot->skel) {
+		floodgate_bpf__destroy(slot->skel);
+		free(slot->image);
+	}
+	*slot = (struct kept_skel){.skel = skel,
+				   .image = image,
+				   .image_len = image_len,
+				   .in_use = true,
+				   .last_used = ++kept_uses};
+}
+
+/* prepare_skel(), and for load_sized() the injected insert failures and
+ * the bans table's size (0: the default) set before the load. */
+static struct floodgate_bpf *prepare_tuned(const char *config, const struct fg_skel_opts *opts,
+					   bool fail_inserts, __u32 max_bans)
+{
+	struct fg_config *cfg = calloc(1, sizeof(*cfg));
+	struct floodgate_bpf *skel = NULL, *opened = NULL;
+	struct fg_pinned maps;
+	char *image = NULL;
+	size_t image_len = 0;
+	int err = cfg ? fg_config_parse_string("<test>", config, cfg, stderr) : -ENOMEM;
+
+	if (!err) {
+		opened = fg_skel_open(cfg, opts);
+		err = opened ? 0 : -errno;
+	}
+	if (!err) {
+		opened->rodata->fg_test_fail_inserts = fail_inserts;
+		if (max_bans && bpf_map__set_max_entries(opened->maps.bans, max_bans)) {
+			err = -errno;
+			floodgate_bpf__destroy(opened);
+		}
+	}
+	if (!err && !opts->pin_dir && opts->host_fd <= 0)
+		image = load_image(opened, &image_len);
+	if (image)
+		skel = reuse_kept(image, image_len);
+	if (skel) {
+		floodgate_bpf__destroy(opened);
+		free(image);
+		err = fg_pinned_from_object(skel->obj, &maps);
+		if (!err)
+			err = fg_skel_push(&maps.maps, cfg, NULL, 0);
+		if (err)
+			release_skel(skel);
+	} else if (!err) {
+		err = fg_skel_load_opened(opened, cfg, NULL, NULL);
+		skel = err ? NULL : opened;
+		if (skel && image)
+			keep(skel, image, image_len);
+		else
+			free(image);
+	}
+	free(cfg);
+	errno = -err;
+	return err ? NULL : skel;
+}
+
+struct floodgate_bpf *prepare_skel(const char *config, const struct fg_skel_opts *opts)
+{
+	return prepare_tuned(config, opts, false, 0);
+}
+
+void release_skel(struct floodgate_bpf *skel)
+{
+	struct kept_skel *k;
+
+	for (k = kept; k < kept + KEPT_SKELS; k++)
+		if (k->skel == skel) {
+			k->in_use = false;
+			return;
+		}
+	floodgate_bpf__destroy(skel);
+}
+
 /* Private maps (nothing is pinned, nothing outlives the test), fg_xdp only
  * (fg_tc's own tests load both: each verification costs seconds under
  * emulation, where `make test-kernels` runs this suite), prepared the way
@@ -45,9 +324,8 @@ struct floodgate_bpf *load_skel_with(const char *config, bool test_clock, bool n
 {
 	const struct fg_skel_opts opts = {
 		.progs = FG_SKEL_XDP, .test_clock = test_clock, .naive_update = naive};
-	struct floodgate_bpf *skel;
 
-	return fg_skel_prepare_text(config, &opts, &skel) ? NULL : skel;
+	return prepare_skel(config, &opts);
 }
 
 /* Replaces the active policy of a loaded skeleton, in slot 0. */
@@ -68,9 +346,9 @@ int push_config(struct floodgate_bpf *skel, const char *text)
 static int setup_progs(void **state, int progs)
 {
 	const struct fg_skel_opts opts = {.progs = progs, .test_clock = true};
-	struct floodgate_bpf *skel;
+	struct floodgate_bpf *skel = prepare_skel(test_config, &opts);
 
-	if (fg_skel_prepare_text(test_config, &opts, &skel)) {
+	if (!skel) {
 		fprintf(stderr, "cannot load floodgate: %s\n", strerror(errno));
 		return -1;
 	}
@@ -80,7 +358,7 @@ static int setup_progs(void **state, int progs)
 
 static int destroy_skel(void **state)
 {
-	floodgate_bpf__destroy(*state);
+	release_skel(*state);
 	return 0;
 }
 
@@ -197,19 +475,9 @@ struct floodgate_bpf *load_sized(const char *config, int progs, __u32 max_source
 {
 	const struct fg_skel_opts opts = {
 		.progs = progs, .test_clock = true, .sources_entries = max_sources};
-	struct fg_config *cfg = calloc(1, sizeof(*cfg));
-	struct floodgate_bpf *skel;
+	struct floodgate_bpf *skel = prepare_tuned(config, &opts, fail_inserts, max_bans);
 
-	assert_non_null(cfg);
-	assert_int_equal(fg_config_parse_string("test", config, cfg, stderr), 0);
-	skel = fg_skel_open(cfg, &opts);
-	free(cfg);
 	assert_non_null(skel);
-	skel->rodata->fg_test_fail_inserts = fail_inserts;
-	if (max_bans)
-		assert_int_equal(bpf_map__set_max_entries(skel->maps.bans, max_bans), 0);
-	assert_int_equal(floodgate_bpf__load(skel), 0);
-	assert_int_equal(push_config(skel, config), 0);
 	return skel;
 }
 

@@ -38,6 +38,13 @@ int fg_fixture_both_programs_teardown(void **state);
 /* A UDP datagram from 10.0.0.1 to port 9. */
 extern const struct pkt_spec udp_a;
 
+/* fg_skel_prepare_text() for a test: a skeleton an earlier test released
+ * is reused, emptied, when its load would be the same (fixtures.c). NULL
+ * with errno set on failure. Every skeleton a test gets from these loaders
+ * goes back through release_skel(). */
+struct floodgate_bpf *prepare_skel(const char *config, const struct fg_skel_opts *opts);
+void release_skel(struct floodgate_bpf *skel);
+
 struct floodgate_bpf *load_skel_with(const char *config, bool test_clock, bool naive);
 struct floodgate_bpf *load_with(const char *config);
 struct floodgate_bpf *load_sized(const char *config, int progs, __u32 max_sources, __u32 max_bans,

@@ -106,7 +106,7 @@ FG_PROG_TEST(test_vlan_stacks_meet_lists_bans_policies)
 	g = global_stats(skel);
 	assert_int_equal(g.vlan_overflow, 3 * (PKT_MAX_VLANS - 8));
 	assert_int_equal(g.malformed, 3 * (PKT_MAX_VLANS - 8));
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A TCP SYN split into an 8-byte first fragment and the rest hides its
@@ -155,7 +155,7 @@ FG_PROG_TEST(test_tiny_first_fragments_dropped)
 	/* a cut header that is not a fragment stays `malformed` (pass here) */
 	assert_int_equal(hook_passed(skel, false, T0, &cut, 2), 2);
 	assert_int_equal(global_stats(skel).malformed, 20 + 4 + 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Runs one frame through fg_tc as a GRO/GSO super-packet of `segs`
@@ -192,7 +192,7 @@ FG_PROG_TEST(test_tc_super_packets_cost_their_segments)
 		passed += tc_super_packet(skel, &udp_a, i == 0 ? 1 : 0); /* 0: not GSO */
 	assert_int_equal(passed, 2);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 8);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Headers that end far past fg_tc's first pull of 256 bytes (six 200-byte
@@ -220,7 +220,7 @@ FG_PROG_TEST(test_long_ipv6_chains_parsed_at_both_hooks)
 	assert_int_equal(hook_passed(skel, false, T0, &chain, 5), 2);
 	assert_int_equal(global_stats(skel).malformed, 0);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 10);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The fragments of one datagram: first (offset 0, more follow), middle,
@@ -281,7 +281,7 @@ FG_PROG_TEST(test_fragments_charged_as_their_first)
 	assert_int_equal(policy_stats(skel, 0).matched_bytes, lens);
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, rounds);
 	assert_int_equal(global_stats(skel).fragment_orphans, 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A later fragment whose first floodgate has not seen (out of order, or
@@ -321,5 +321,5 @@ FG_PROG_TEST(test_orphan_fragments_dropped_under_port_policies)
 	frags[2].frag_id = 78;
 	assert_int_equal(xdp_passed(skel, T0, &frags[2], 3), 2);
 	assert_int_equal(global_stats(skel).fragment_orphans, 3);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

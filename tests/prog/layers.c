@@ -29,7 +29,7 @@ FG_PROG_TEST(test_layers_bind_in_turn)
 	assert_int_equal(policy_stats(skel, 1).matched_packets, 4 + 4 + 4 + 4);
 	assert_int_equal(policy_stats(skel, 2).matched_packets, 4 + 2 + 4);
 	assert_int_equal(policy_stats(skel, 2).passed_packets, 8);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* 64 layers, the most a config may hold: a packet walks all of them, and
@@ -48,5 +48,5 @@ FG_PROG_TEST(test_sixty_four_layers)
 	for (i = 0; i < 64; i++)
 		assert_int_equal(policy_stats(skel, i).matched_packets, 5);
 	assert_int_equal(policy_stats(skel, 63).dropped_packets, 3);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

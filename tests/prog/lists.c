@@ -34,7 +34,7 @@ FG_PROG_TEST(test_allow_and_deny_lists)
 	assert_int_equal(global_stats(skel).denied, 21);
 	assert_int_equal(global_stats(skel).malformed, 0);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 10);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* --- feed files: lists of millions, switched whole ---------------------- */
@@ -135,7 +135,7 @@ FG_PROG_TEST(test_feed_list_sized_at_load)
 	assert_int_equal(xdp_passed(skel, T0, &listed6, 3), 0);
 	assert_int_equal(xdp_passed(skel, T0, &allowed, 3), 3);
 	assert_int_equal(xdp_passed(skel, T0, &other, 3), 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 	fg_compiled_free(compiled);
 	fg_feeds_free(&feeds);
 	free(cfg);
@@ -229,7 +229,7 @@ static __u64 switch_under_flood(bool in_place, int rounds)
 
 		printf("%s: %d switches, %llu packets dropped by the lists\n",
 		       in_place ? "in place" : "whole", switches, (unsigned long long)denied);
-		floodgate_bpf__destroy(skel);
+		release_skel(skel);
 		for (l = 0; l < 2; l++)
 			for (s = 0; s < 2; s++)
 				fg_compiled_free(list[l][s]);

@@ -196,7 +196,7 @@ FG_PROG_TEST(test_ipv6_extension_headers)
 	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
 		assert_int_equal(run_prog(xdp, &two, cut[i]), XDP_DROP);
 	assert_int_equal(global_stats(skel).malformed, 2 + 3);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Runs a raw frame through a program and returns its verdict. */
@@ -250,7 +250,7 @@ FG_PROG_TEST(test_bad_ip_headers_are_malformed)
 	assert_int_equal(run_raw(xdp, buf, len), XDP_DROP);
 	assert_int_equal(global_stats(skel).malformed, 4 + 1 + 2);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_ipv4_options)
@@ -267,7 +267,7 @@ FG_PROG_TEST(test_ipv4_options)
 	assert_int_equal(run_prog(xdp, &opts, 14 + 30), XDP_DROP);
 	assert_int_equal(run_prog(xdp, &opts, 14 + 60 + 10), XDP_DROP);
 	assert_int_equal(global_stats(skel).malformed, 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A later IPv6 fragment (offset ≠ 0) whose fragment header names a
@@ -325,5 +325,5 @@ FG_PROG_TEST(test_ipv6_later_fragment_stops_the_walk)
 	assert_int_equal(passed, 2);
 	assert_int_equal(policy_stats(skel, 1).matched_packets, 10);
 	assert_int_equal(global_stats(skel).malformed, 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

@@ -166,5 +166,5 @@ FG_PROG_TEST(test_sport_syn_and_port_keys)
 	assert_int_equal(xdp_passed(skel, T0, &p1001, 5), 2);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 5);
 	assert_int_equal(global_stats(skel).unmatched, 5 + 5);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

@@ -104,7 +104,7 @@ FG_PROG_TEST(test_presence_spares_spoofed_lookups)
 	/* a second later: its own bucket's one token, budget spent or not */
 	assert_int_equal(passed_with_budget_spent(skel, T0 + SEC, &known, 5, true), 1);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The filter's two levels, as the datapath reads them. */
@@ -163,7 +163,7 @@ FG_PROG_TEST(test_presence_lost_note_finds_state)
 		assert_int_equal(global_stats(skel).sources_created, created);
 		assert_int_equal(passed_with_budget_spent(skel, later + SEC, &source, 2, true), 1);
 		sched_setaffinity(0, sizeof(all), &all);
-		floodgate_bpf__destroy(skel);
+		release_skel(skel);
 	}
 }
 
@@ -189,5 +189,5 @@ FG_PROG_TEST(test_presence_generations)
 	assert_int_equal(passed_with_budget_spent(skel, next + 3 * gen_ns + SEC, &source, 1, false),
 			 0);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

@@ -222,8 +222,8 @@ FG_PROG_TEST(test_verifier_instruction_counts)
 			printf("%s%s %u", i ? ", " : "", subprogs.name[i], subprogs.depth[i]);
 		printf(")\n");
 		assert_true(stack <= FG_MAX_BPF_STACK);
-		floodgate_bpf__destroy(one);
+		release_skel(one);
 	}
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 	free(cfg);
 }

@@ -61,7 +61,7 @@ FG_PROG_TEST(test_refusal_cache)
 			 0);
 	assert_int_equal(xdp_passed(skel, T0 + 100 * MS, &udp_a, 10), 10);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* An entry serves for at most FG_REFUSAL_REFRESH_NS after it was written:
@@ -88,7 +88,7 @@ FG_PROG_TEST(test_refusal_cache_refreshes)
 	assert_int_equal(xdp_passed(skel, stale + FG_REFUSAL_REFRESH_NS / 2, &udp_a, 8), 0);
 	assert_true(skel->bss->fg_test_cached_refusals >= cached + 6);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A source whose next token is nearer than the coarse clock's lag (a
@@ -120,7 +120,7 @@ FG_PROG_TEST(test_refusal_cache_near_limit_on_precise_clock)
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, 102);
 	assert_int_equal(policy_stats(skel, 0).passed_packets, 2);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The layout docs/bpftool.md gives `refusals`: FG_REFUSAL_SETS sets of
@@ -160,7 +160,7 @@ FG_PROG_TEST(test_refusal_cache_layout)
 	assert_true(at < FG_REFUSAL_SETS);
 	munmap(part, bytes);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A thousand abusers scattered over the internet are refused from the
@@ -202,5 +202,5 @@ FG_PROG_TEST(test_refusal_cache_holds_scattered_sources)
 	       (unsigned long long)cached);
 	assert_in_range(cached, 850, 1000);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

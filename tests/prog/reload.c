@@ -97,7 +97,7 @@ FG_PROG_TEST(test_reload_reclaims_state)
 		    "[policy tb]\nmatch = udp dport 10\nrate = 3/s\nburst = 3\nscope = host\n",
 		    next);
 	assert_int_equal(fg_pinned_reclaim_state(&pinned, old, next), 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 	free(old);
 	free(next);
 }

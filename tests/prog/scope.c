@@ -86,7 +86,7 @@ FG_PROG_TEST(test_fleet_counts_and_holds)
 	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &udp_a, 3), 0);
 	assert_int_equal(xdp_passed(skel, T0 + 10 * SEC, &tcp_a, 3), 3);
 	assert_int_equal(global_stats(skel).fleet_held, 7);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A fleet hold on a policy's overflow key ("overflow" in Redis, the key of
@@ -134,7 +134,7 @@ FG_PROG_TEST(test_fleet_holds_the_overflow_key)
 	}
 	assert_int_equal(passed, own + 5);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* scope = host: two programs (two interfaces) whose host_sources is one map,
@@ -192,6 +192,6 @@ FG_PROG_TEST(test_host_scope_shares_one_bucket)
 	key4 = fg_source4_key_of(&key);
 	assert_int_equal(bpf_map_lookup_elem(bpf_map__fd(a->maps.sources4), &key4, &st), 0);
 	assert_int_not_equal(bpf_map_lookup_elem(bpf_map__fd(a->maps.host_sources), &key, &st), 0);
-	floodgate_bpf__destroy(b);
-	floodgate_bpf__destroy(a);
+	release_skel(b);
+	release_skel(a);
 }

@@ -70,7 +70,7 @@ FG_PROG_TEST(test_size_classes)
 					 rows[i].passed_mid < 0 && rows[i].passed_big < 0 ? 3 : 0);
 		}
 	}
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The built-in policy (docs/config.md "The built-in policy"), with a frozen clock so
@@ -101,5 +101,5 @@ FG_PROG_TEST(test_builtin_policy)
 	assert_int_equal(xdp_repeat(skel, T0, &segment, 200000), XDP_PASS);
 	assert_int_equal(hook_passed(skel, false, T0, &ping6, 1500), 1000);
 	assert_int_equal(global_stats(skel).unmatched, 400000);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

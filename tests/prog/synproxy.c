@@ -160,9 +160,9 @@ static int xdp_fd(struct floodgate_bpf *skel)
 static struct floodgate_bpf *load_synproxy(const char *config, int progs)
 {
 	const struct fg_skel_opts opts = {.progs = progs, .test_clock = true};
-	struct floodgate_bpf *skel;
+	struct floodgate_bpf *skel = prepare_skel(config, &opts);
 
-	assert_int_equal(fg_skel_prepare_text(config, &opts, &skel), 0);
+	assert_non_null(skel);
 	skel->bss->fg_test_now_ns = T0;
 	return skel;
 }
@@ -253,7 +253,7 @@ static void handshake(int family)
 	assert_int_equal(g.synproxy_cookies_refused, 1);
 	assert_int_equal(g.synproxy_established, 0);
 	assert_int_equal(g.synproxy_malformed, 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_synproxy_ipv4_handshake)
@@ -329,7 +329,7 @@ static void probe_in_place_of_ack(int family)
 	g = global_stats(skel);
 	assert_int_equal(g.synproxy_cookies_accepted, 1);
 	assert_int_equal(g.synproxy_cookies_refused, 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_synproxy_ipv4_probe_for_lost_ack)
@@ -398,7 +398,7 @@ static void probe_told_by_timestamp(int family)
 	g = global_stats(skel);
 	assert_int_equal(g.synproxy_cookies_accepted, 2);
 	assert_int_equal(g.synproxy_cookies_refused, 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 FG_PROG_TEST(test_synproxy_ipv4_probe_told_by_timestamp)
@@ -458,7 +458,7 @@ FG_PROG_TEST(test_synproxy_synack_options)
 	run_segment(xdp_fd(skel), &syn, &r);
 	th = synack_of(&r, &syn);
 	assert_int_equal(th->doff, 6);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 
 	skel = load_synproxy("[synproxy]\nports = 22\nmss = 1400\nwscale = 9\nsack = no\n",
 			     FG_SKEL_XDP);
@@ -472,14 +472,14 @@ FG_PROG_TEST(test_synproxy_synack_options)
 	assert_memory_equal(options + 12, custom + 12, 8);
 	memcpy(&tsval, options + 8, 4);
 	assert_int_equal(ntohl(tsval) & 0x3f, 7); /* no SACK bit */
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 
 	skel = load_synproxy("[synproxy]\nports = 22\ntimestamps = no\n", FG_SKEL_XDP);
 	run_segment(xdp_fd(skel), &syn, &r);
 	th = synack_of(&r, &syn);
 	assert_int_equal(th->doff, 6);
 	assert_memory_equal(th + 1, defaults, 4);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Other ports, and traffic that is not TCP, go on to the policies as
@@ -501,7 +501,7 @@ FG_PROG_TEST(test_synproxy_leaves_other_ports)
 	assert_int_equal(g.synproxy_synacks + g.synproxy_cookies_refused +
 				 g.synproxy_cookies_accepted + g.synproxy_malformed,
 			 0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The lists and bans come first: a denied or banned source gets no
@@ -531,7 +531,7 @@ FG_PROG_TEST(test_synproxy_after_lists_and_bans)
 	syn.src = "10.0.3.5";
 	run_segment(xdp_fd(skel), &syn, &r);
 	assert_int_equal(r.verdict, XDP_TX);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* SYNs are never charged: a flood of them past a policy of one packet
@@ -563,7 +563,7 @@ FG_PROG_TEST(test_synproxy_charges_the_ack_not_the_syn)
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 2);
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, 1);
 	assert_int_equal(global_stats(skel).synproxy_cookies_accepted, 2);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* A policy on new connections (`syn`) judges the ACK with a valid cookie
@@ -587,7 +587,7 @@ FG_PROG_TEST(test_synproxy_cookie_ack_is_the_new_connection)
 	assert_int_equal(r.verdict, XDP_DROP);
 	assert_int_equal(policy_stats(skel, 0).matched_packets, 2);
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Bad TCP never gets a SYN-ACK and never crashes: a header shorter than
@@ -641,7 +641,7 @@ FG_PROG_TEST(test_synproxy_malformed_tcp)
 	run_segment(xdp_fd(skel), &odd, &r);
 	assert_int_equal(r.verdict, XDP_TX);
 	assert_int_equal(synack_of(&r, &odd)->doff, 6);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* At tc the SYN-ACK is redirected out of the interface the SYN came in
@@ -674,7 +674,7 @@ FG_PROG_TEST(test_synproxy_tc)
 	assert_int_equal(global_stats(skel).synproxy_synacks, 1);
 	assert_int_equal(global_stats(skel).synproxy_cookies_accepted, 1);
 	assert_int_equal(global_stats(skel).synproxy_cookies_refused, 1);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Without [synproxy] the proxy's programs stay unloaded (the kernel may
@@ -688,7 +688,7 @@ FG_PROG_TEST(test_synproxy_loads_only_when_asked)
 	assert_true(bpf_program__fd(skel->progs.fg_tc_synproxy) < 0);
 	assert_int_not_equal(bpf_map_lookup_elem(bpf_map__fd(skel->maps.synproxy_xdp), &zero, &id),
 			     0);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Puts the connection SRC:40000 -> 192.0.2.1:22 in conntrack's table of
@@ -734,7 +734,7 @@ FG_PROG_TEST(test_synproxy_passes_known_connections)
 	assert_int_equal(global_stats(skel).synproxy_cookies_refused, 1);
 	assert_int_equal(global_stats(skel).synproxy_cookies_accepted, 0);
 	ct_confirm_bpf__destroy(ct);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Writes to `sharer` an address of 10.3.0.0/16 whose connection from
@@ -816,7 +816,7 @@ FG_PROG_TEST(test_synproxy_remembers_known_connections)
 
 	sched_setaffinity(0, sizeof(all), &all);
 	ct_confirm_bpf__destroy(ct);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* synacks caps the SYN-ACKs each CPU sends at its share of the rate, with
@@ -860,7 +860,7 @@ FG_PROG_TEST(test_synproxy_caps_synacks)
 	assert_int_equal(global_stats(skel).synproxy_synacks_capped, 4);
 
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* `status` reads the settings back from the running proxy's read-only
@@ -890,7 +890,7 @@ FG_PROG_TEST(test_synproxy_settings_read_back)
 	assert_int_equal(params.timestamps, 1);
 	assert_int_equal(params.synacks_count, 5);
 	assert_int_equal(params.synacks_period_ns, 60 * SEC);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 #define BAN_TCP                                                                                    \
@@ -986,5 +986,5 @@ FG_PROG_TEST(test_synproxy_cookie_is_ban_evidence)
 	assert_int_equal(g.bans_unverified, 2);
 	assert_int_equal(g.bans_added, 2);
 	ct_confirm_bpf__destroy(ct);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }

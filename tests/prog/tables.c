@@ -44,7 +44,7 @@ FG_PROG_TEST(test_pinned_table_covers_every_map)
 				 fg_pinned_maps[i].name);
 	}
 	assert_int_equal(pinned, fg_pinned_map_count);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The tables are LRU maps: full, they evict; they refuse only when the
@@ -81,7 +81,7 @@ FG_PROG_TEST(test_on_insert_failure_values)
 			assert_int_equal(policy_stats(skel, i).dropped_packets, verdict ? 4 : 0);
 		}
 		assert_int_equal(global_stats(skel).sources_created, 0);
-		floodgate_bpf__destroy(skel);
+		release_skel(skel);
 	}
 }
 
@@ -134,7 +134,7 @@ FG_PROG_TEST(test_full_table_keeps_refused_source)
 	assert_int_equal(passed, 2);
 	assert_int_equal(global_stats(skel).insert_failed, 0);
 	sched_setaffinity(0, sizeof(all), &all);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* Entries of a hash map, whatever its key size (up to fg_source_key's). */
@@ -203,7 +203,7 @@ FG_PROG_TEST(test_sources_split_by_family)
 	assert_int_equal(bpf_map_lookup_elem(fd, &key, &st), 0);
 	assert_int_equal(map_entries(fd4), 3); /* tb, fw, lb */
 	assert_int_equal(map_entries(fd), 2);  /* tb's IPv6 key, all's global key */
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 }
 
 /* The kernel's accounting of a map (fdinfo "memlock"). */
@@ -256,7 +256,7 @@ FG_PROG_TEST(test_sources4_memory_per_entry)
 	assert_true(per4 > 0 && per4 < per6);
 	if (per6 >= 100) /* the kernel counts element headers: the real figure */
 		assert_true(per4 <= 96);
-	floodgate_bpf__destroy(skel);
+	release_skel(skel);
 	free(cfg);
 }
 

@@ -283,19 +283,13 @@ int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
 	return err;
 }
 
-int fg_skel_prepare(const struct fg_config *cfg, const struct fg_skel_opts *opts,
-		    const struct fg_compiled *compiled, const struct fg_runtime *rt,
-		    struct floodgate_bpf **out)
+int fg_skel_load_opened(struct floodgate_bpf *skel, const struct fg_config *cfg,
+			const struct fg_compiled *compiled, const struct fg_runtime *rt)
 {
-	struct floodgate_bpf *skel = fg_skel_open(cfg, opts);
 	struct fg_pinned maps;
 	__u32 zero = 0;
-	int err;
+	int err = floodgate_bpf__load(skel);
 
-	*out = NULL;
-	if (!skel)
-		return -errno;
-	err = floodgate_bpf__load(skel);
 	if (!err)
 		err = fg_skel_link_synproxy(skel);
 	if (!err && rt && bpf_map_update_elem(bpf_map__fd(skel->maps.runtime), &zero, rt, BPF_ANY))
@@ -304,12 +298,25 @@ int fg_skel_prepare(const struct fg_config *cfg, const struct fg_skel_opts *opts
 		err = fg_pinned_from_object(skel->obj, &maps);
 	if (!err)
 		err = fg_skel_push(&maps.maps, cfg, compiled, 0);
-	if (err) {
+	if (err)
 		floodgate_bpf__destroy(skel);
-		return err;
-	}
-	*out = skel;
-	return 0;
+	return err;
+}
+
+int fg_skel_prepare(const struct fg_config *cfg, const struct fg_skel_opts *opts,
+		    const struct fg_compiled *compiled, const struct fg_runtime *rt,
+		    struct floodgate_bpf **out)
+{
+	struct floodgate_bpf *skel = fg_skel_open(cfg, opts);
+	int err;
+
+	*out = NULL;
+	if (!skel)
+		return -errno;
+	err = fg_skel_load_opened(skel, cfg, compiled, rt);
+	if (!err)
+		*out = skel;
+	return err;
 }
 
 int fg_skel_prepare_text(const char *text, const struct fg_skel_opts *opts,

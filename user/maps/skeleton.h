@@ -66,6 +66,12 @@ int fg_skel_read_synproxy(__u32 prog_id, struct fg_synproxy_params *out);
 int fg_skel_push(const struct fg_policy_maps *maps, const struct fg_config *cfg,
 		 const struct fg_compiled *compiled, __u32 slot);
 
+/* Loads `skel`, fresh from fg_skel_open(), and prepares it as
+ * fg_skel_prepare does; on failure `skel` is destroyed. Returns 0 or a
+ * negative errno (-E2BIG as fg_skel_push). */
+int fg_skel_load_opened(struct floodgate_bpf *skel, const struct fg_config *cfg,
+			const struct fg_compiled *compiled, const struct fg_runtime *rt);
+
 /* fg_skel_open, load, write `rt` (when given) into `runtime`, then
  * fg_skel_push into slot 0. On success *out is the loaded skeleton. Returns
  * 0 or a negative errno (-E2BIG as fg_skel_push). */
