@@ -50,7 +50,7 @@ const char test_config[] = "malformed = drop\n"
  * kept) with its own config pushed; reuse.c proves the emptying against a
  * fresh load, map by map.
  */
-#define KEPT_SKELS 2 /* a skeleton's default tables take ~100 MB; the guest has 2 GB */
+#define KEPT_SKELS 2 /* a skeleton's default tables take ~57 MiB; the guest has 2 GB */
 
 struct kept_skel {
 	struct floodgate_bpf *skel; /* NULL: a free slot */
@@ -120,13 +120,22 @@ static int empty_keyed_map(int fd, size_t key_size)
 	return err;
 }
 
+size_t map_value_stride(const struct bpf_map *map)
+{
+	enum bpf_map_type type = bpf_map__type(map);
+	size_t size = bpf_map__value_size(map);
+
+	if (type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
+	    type == BPF_MAP_TYPE_PERCPU_HASH)
+		return ((size + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
+	return size;
+}
+
 /* Every index of an array map set to zeros, in one batch. */
-static int zero_array_map(const struct bpf_map *map, bool per_cpu)
+static int zero_array_map(const struct bpf_map *map)
 {
 	__u32 n = bpf_map__max_entries(map), i, count = n;
-	size_t value_size = bpf_map__value_size(map);
-	size_t stride =
-		per_cpu ? ((value_size + 7) & ~(size_t)7) * libbpf_num_possible_cpus() : value_size;
+	size_t stride = map_value_stride(map);
 	__u32 *keys = malloc(n * sizeof(*keys));
 	void *zeros = calloc(n, stride);
 	int err = 0;
@@ -177,10 +186,8 @@ static int empty_skel(struct floodgate_bpf *skel)
 		}
 		switch (bpf_map__type(map)) {
 		case BPF_MAP_TYPE_ARRAY:
-			err = zero_array_map(map, false);
-			break;
 		case BPF_MAP_TYPE_PERCPU_ARRAY:
-			err = zero_array_map(map, true);
+			err = zero_array_map(map);
 			break;
 		case BPF_MAP_TYPE_HASH:
 		case BPF_MAP_TYPE_LRU_HASH:

@@ -44,6 +44,9 @@ extern const struct pkt_spec udp_a;
  * goes back through release_skel(). */
 struct floodgate_bpf *prepare_skel(const char *config, const struct fg_skel_opts *opts);
 void release_skel(struct floodgate_bpf *skel);
+/* Bytes per entry of a map's value as userspace reads and writes it (a
+ * per-CPU map's, every CPU's, each rounded up to 8). */
+size_t map_value_stride(const struct bpf_map *map);
 
 struct floodgate_bpf *load_skel_with(const char *config, bool test_clock, bool naive);
 struct floodgate_bpf *load_with(const char *config);

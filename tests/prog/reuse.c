@@ -19,18 +19,6 @@ static const char reuse_config[] = "[policy flood]\n"
 				   "burst = 2\n"
 				   "action = ban 10s\n";
 
-/* Bytes per entry of a map's value as userspace reads it. */
-static size_t value_stride(const struct bpf_map *map)
-{
-	enum bpf_map_type type = bpf_map__type(map);
-	size_t size = bpf_map__value_size(map);
-
-	if (type == BPF_MAP_TYPE_PERCPU_ARRAY || type == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
-	    type == BPF_MAP_TYPE_PERCPU_HASH)
-		return ((size + 7) & ~(size_t)7) * libbpf_num_possible_cpus();
-	return size;
-}
-
 static size_t entry_size; /* qsort's comparison: one key and its value */
 
 static int compare_entries(const void *a, const void *b)
@@ -43,7 +31,7 @@ static int compare_entries(const void *a, const void *b)
 static void dump_map(const struct bpf_map *map, FILE *out)
 {
 	int fd = bpf_map__fd(map);
-	size_t key_size = bpf_map__key_size(map), stride = value_stride(map);
+	size_t key_size = bpf_map__key_size(map), stride = map_value_stride(map);
 	__u32 n = bpf_map__max_entries(map), i, count = n, token;
 	char *entries, *key;
 
@@ -94,7 +82,7 @@ static void dirty_every_map(struct floodgate_bpf *skel)
 	char key[256], value[65536];
 
 	bpf_object__for_each_map (map, skel->obj) {
-		size_t stride = value_stride(map);
+		size_t stride = map_value_stride(map);
 		__u32 last = bpf_map__max_entries(map) - 1;
 
 		if (!compared(map) || map == skel->maps.rodata)
