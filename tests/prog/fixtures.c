@@ -50,7 +50,7 @@ const char test_config[] = "malformed = drop\n"
  * kept) with its own config pushed; reuse.c proves the emptying against a
  * fresh load, map by map.
  */
-#define KEPT_SKELS 2 /* a skeleton's default tables take ~57 MiB; the guest has 2 GB */
+#define KEPT_SKELS 2 /* a skeleton's default tables take ~57 MiB; the guest has 3 GiB */
 
 struct kept_skel {
 	struct floodgate_bpf *skel; /* NULL: a free slot */
