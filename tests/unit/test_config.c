@@ -419,6 +419,8 @@ static void test_src(void **state)
 		{"2001:db8::1", FG_FAMILY_IPV6, 128, {0x20, 0x01, 0x0d, 0xb8, [15] = 1}},
 		{"2001:db8:8000::/33", FG_FAMILY_IPV6, 33, {0x20, 0x01, 0x0d, 0xb8, 0x80}},
 		{"fe80::/10", FG_FAMILY_IPV6, 10, {0xfe, 0x80}},
+		/* IPv4-mapped stays IPv6: the datapath keys an IPv6 packet by its
+		 * whole source, and an IPv4 packet never meets it */
 		{"::ffff:10.0.0.0/104", FG_FAMILY_IPV6, 104, {[10] = 0xff, [11] = 0xff, [12] = 10}},
 	};
 	const struct fg_policy_conf *pol;
@@ -812,6 +814,9 @@ static void test_errors_fleet(void **state)
 		{"[fleet]\nredis = ::1:6379\n" POLR, 2, "bad redis", NULL},
 		{"[fleet]\nredis = [::1:6379\n" POLR, 2, "bad redis", NULL},
 		{"[fleet]\nredis = []:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = [::1]]:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = [[::1]:6379\n" POLR, 2, "bad redis", NULL},
+		{"[fleet]\nredis = host]:6379\n" POLR, 2, "bad redis", NULL},
 		{"[fleet]\nredis = a b:6379\n" POLR, 2, "bad redis", NULL},
 		{"[fleet]\nredis = unix:run/redis.sock\n" POLR, 2, "bad redis socket", NULL},
 		{"[fleet]\nredis = a:1\nsync = 5ms\n" POLR, 3, "bad sync '5ms'", NULL},
@@ -965,7 +970,7 @@ static void test_errors_synproxy(void **state)
 		{"[synproxy]\nports = 22\ntimestamps = on\n", 3, "bad timestamps 'on'", NULL},
 		{"[synproxy]\nports = 22\nsynacks = 0/s\n", 3, NULL,
 		 "t.conf:3: bad synacks '0/s' (expected off, or a rate of SYN-ACKs such as "
-		 "100000/s)\n"},
+		 "100000/s, up to 1000000000/s)\n"},
 		{"[synproxy]\nports = 22\nsynacks = lots\n", 3, "bad synacks 'lots'", NULL},
 		{"[synproxy]\nports = 22\n[policy p]\nmatch = any\n", 3, "policy 'p' has no 'rate'",
 		 NULL},
@@ -1145,6 +1150,11 @@ static void test_errors_access_and_ban(void **state)
 		{"[deny]\nsrc = 10.0.0.1/8\n" POLR, 2, "host bits", NULL},
 		{"[allow]\nsrc = 10.0.0.0/8\n[deny]\nsrc = 10.0.0.0/8\n" POLR, 4,
 		 "in both [allow] and [deny]", NULL},
+		{"[deny]\nfile_errors = skip\n[deny]\nfile_errors = fail\n" POLR, 4, NULL,
+		 "t.conf:4: file_errors set twice for [deny] (expected it once: it applies to all "
+		 "the list's files; first set at line 2)\n"},
+		{"[crowdsec]\norigins = ,\n" POLR, 2, "origins names none", NULL},
+		{"[crowdsec]\nscopes = ,\n" POLR, 2, "scopes names none", NULL},
 		{"[blocklist]\n" POLR, 1, "unknown section '[blocklist]'", NULL},
 		{POL "rate = 1/s\naction = ban\n", 4, "bad action", NULL},
 		{POL "rate = 1/s\naction = ban 10y\n", 4, "bad ban duration", NULL},
@@ -1202,6 +1212,9 @@ static void test_events_key(void **state)
 	assert_int_equal(c->events_period_ns, 60000000000ULL);
 	c = parse_ok("off", "events = off\n[policy p]\nmatch = any\nrate = 1/s\n");
 	assert_int_equal(c->events_count, 0);
+	c = parse_ok("the most a ms", "events = 1000/ms\n[policy p]\nmatch = any\nrate = 1/s\n");
+	assert_int_equal(c->events_count, 1000);
+	assert_int_equal(c->events_period_ns, 1000000ULL);
 }
 
 /* max_sources sizes sources4 (IPv4), max_sources_ipv6 sources (IPv6,
@@ -1281,6 +1294,12 @@ static void test_errors_budget_and_clock(void **state)
 		 "bad events 'many' (expected off, or a rate of events such as 100/s", NULL},
 		{"events = 0/s\n" POLR, 1, "bad events", NULL},
 		{"events = 2000000/s\n" POLR, 1, "up to 1000000/s", NULL},
+		/* The bound is a second's, whatever the unit (10^9 a second),
+		 * and COUNT's, the burst (an hour's worth at once). */
+		{"events = 1000000/ms\n" POLR, 1, "up to 1000000/s", NULL},
+		{"events = 3600000000/h\n" POLR, 1, "up to 1000000/s", NULL},
+		{"new_sources = 1000000000/ms\n" POLR, 1, "bad new_sources", NULL},
+		{"[synproxy]\nports = 22\nsynacks = 1000000000/ms\n" POLR, 3, "bad synacks", NULL},
 		{"events = 1/s\nevents = off\n" POLR, 2, "duplicate key 'events'", NULL},
 	};
 

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "config/feedfile.h"
+#include "config/filemode.h"
 
 static enum fg_feed_line line_kind(const char *text, size_t len, struct fg_cidr *out)
 {
@@ -67,6 +69,16 @@ static void test_host_bits_normalised(void **state)
 	assert_int_equal(c.addr[3], 0);
 	assert_int_equal(line_kind("2001:db8::1/32", 14, &c), FG_FEED_HOST_BITS);
 	assert_int_equal(c.addr[15], 0);
+}
+
+/* An IPv4-mapped line stays IPv6: the datapath keys an IPv6 packet by its
+ * whole source. ::ffff:0:0/96 is an entry of the IPv6 bogon lists; read
+ * as the IPv4 prefix it maps, it would be 0.0.0.0/0, every IPv4 source. */
+static void test_mapped_lines(void **state)
+{
+	(void)state;
+	expect_prefix("::ffff:0:0/96", FG_FAMILY_IPV6, 96, "00000000000000000000ffff");
+	expect_prefix("::ffff:192.0.2.7", FG_FAMILY_IPV6, 128, "00000000000000000000ffffc0000207");
 }
 
 static void test_hostile_lines(void **state)
@@ -150,6 +162,61 @@ static void test_long_and_nul_lines(void **state)
 	free(text);
 }
 
+/* A feed that never ends (a device under --insecure-config) fails once
+ * it has given FG_FEED_MAX_BYTES, naming the feed and the line. */
+static void test_endless_feed(void **state)
+{
+	FILE *f = fopen("/dev/zero", "r");
+	struct fg_feed_list list = {0};
+	struct fg_err err = {0};
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fg_feed_read_stream("zero", f, true, &list, &err), -1);
+	fclose(f);
+	assert_int_equal(err.kind, FG_ERR_CONFIG);
+	if (!strstr(err.msg, "zero:1: larger than 1024 MiB"))
+		fail_msg("unexpected message: %s", err.msg);
+	free(list.cidrs);
+}
+
+/* A feed file that cannot be opened or read names the config's FILE:LINE:
+ * of its `file =`, as every config error does, and is a config error. */
+static void test_unreadable_feeds(void **state)
+{
+	static struct fg_config cfg;
+	char dir[] = "/tmp/fg-feed-test.XXXXXX";
+	struct fg_feeds feeds;
+	struct fg_err err = {0};
+	int ret;
+
+	(void)state;
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(cfg.deny_files.path[0], FG_FEED_PATH_LEN, "/nonexistent/drop.netset");
+	cfg.deny_files.line[0] = 7;
+	cfg.deny_files.n = 1;
+	assert_int_equal(fg_feeds_read("t.conf", &cfg, &feeds, &err), -1);
+	assert_int_equal(err.kind, FG_ERR_CONFIG);
+	assert_true(err.located);
+	assert_string_equal(
+		err.msg, "t.conf:7: feed file /nonexistent/drop.netset: No such file or directory");
+
+	/* A folder opens (under --insecure-config, which skips the trust
+	 * checks) but cannot be read. */
+	assert_non_null(mkdtemp(dir));
+	snprintf(cfg.deny_files.path[0], FG_FEED_PATH_LEN, "%s", dir);
+	fg_insecure_config = true;
+	memset(&err, 0, sizeof(err));
+	ret = fg_feeds_read("t.conf", &cfg, &feeds, &err);
+	fg_insecure_config = false;
+	rmdir(dir);
+	assert_int_equal(ret, -1);
+	assert_int_equal(err.kind, FG_ERR_CONFIG);
+	if (strncmp(err.msg, "t.conf:7: feed file /tmp/fg-feed-test.", 38) ||
+	    !strstr(err.msg, "Is a directory"))
+		fail_msg("unexpected message: %s", err.msg);
+}
+
 static void test_keys(void **state)
 {
 	static struct fg_config cfg;
@@ -171,6 +238,14 @@ static void test_keys(void **state)
 	assert_int_equal(cfg.allow_files.n, 1);
 	assert_false(cfg.allow_files.skip_errors);
 
+	/* file_errors is the list's, in whichever of its sections: a later
+	 * [deny] without it keeps it. */
+	snprintf(text, sizeof(text),
+		 "%s[deny]\nfile = /etc/a.netset\nfile_errors = skip\n[deny]\nsrc = 192.0.2.0/24\n",
+		 base);
+	assert_int_equal(fg_config_parse_string("t.conf", text, &cfg, stderr), 0);
+	assert_true(cfg.deny_files.skip_errors);
+
 	snprintf(text, sizeof(text), "%s[deny]\nfile = drop.netset\n", base);
 	f = open_memstream(&msgs, &len);
 	assert_int_equal(fg_config_parse_string("t.conf", text, &cfg, f), -EINVAL);
@@ -185,7 +260,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_as_published),
 		cmocka_unit_test(test_host_bits_normalised),
+		cmocka_unit_test(test_mapped_lines),
 		cmocka_unit_test(test_hostile_lines),
+		cmocka_unit_test(test_endless_feed),
+		cmocka_unit_test(test_unreadable_feeds),
 		cmocka_unit_test(test_file_line_errors),
 		cmocka_unit_test(test_long_and_nul_lines),
 		cmocka_unit_test(test_keys),

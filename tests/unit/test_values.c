@@ -172,8 +172,13 @@ static void test_event_rates(void **state)
 	assert_int_equal(period, S);
 	assert_int_equal(fg_parse_event_rate("1/h", 10, &n, &period), 0);
 	assert_int_equal(period, 3600 * S);
-	assert_int_equal(fg_parse_event_rate("10/ms", 10, &n, &period), 0);
-	assert_int_equal(fg_parse_event_rate("11/ms", 10, &n, &period), -EINVAL);
+	/* max bounds the rate a second, whatever the unit, and COUNT */
+	assert_int_equal(fg_parse_event_rate("10/ms", 10000, &n, &period), 0);
+	assert_int_equal(fg_parse_event_rate("11/ms", 10000, &n, &period), -ERANGE);
+	assert_int_equal(fg_parse_event_rate("1/ms", 10, &n, &period), -ERANGE);
+	assert_int_equal(fg_parse_event_rate("10/h", 10, &n, &period), 0);
+	assert_int_equal(fg_parse_event_rate("11/h", 10, &n, &period), -ERANGE);
+	assert_int_equal(fg_parse_event_rate("11/s", 10, &n, &period), -ERANGE);
 	assert_int_equal(fg_parse_event_rate("0/s", 10, &n, &period), -EINVAL);
 	assert_int_equal(fg_parse_event_rate("5/10s", 10, &n, &period), -EINVAL);
 	assert_int_equal(fg_parse_event_rate("5", 10, &n, &period), -EINVAL);

@@ -92,14 +92,20 @@ static int list_append(struct fg_feed_list *list, const struct fg_cidr *c)
 }
 
 /* The next line of `f` into `buf` (at most FG_FEED_LINE_MAX bytes kept):
- * its length, or -1 at the end. *too_long when it did not fit. */
-static long next_line(FILE *f, char *buf, bool *too_long)
+ * its length, -1 at the end, or -2 once the file has given more than
+ * *left bytes, which counts down. *too_long when it did not fit. */
+static long next_line(FILE *f, char *buf, bool *too_long, size_t *left)
 {
 	size_t len = 0;
 	int c;
 
 	*too_long = false;
-	while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+	while ((c = getc_unlocked(f)) != EOF) {
+		if (!*left)
+			return -2;
+		--*left;
+		if (c == '\n')
+			break;
 		if (len < FG_FEED_LINE_MAX)
 			buf[len++] = (char)c;
 		else
@@ -124,13 +130,15 @@ int fg_feed_read_stream(const char *name, FILE *f, bool skip_errors, struct fg_f
 			struct fg_err *err)
 {
 	char buf[FG_FEED_LINE_MAX], shown[72];
+	size_t left = FG_FEED_MAX_BYTES;
 	unsigned long line_no = 0;
 	const char *why = NULL;
 	struct fg_cidr cidr;
 	bool too_long;
 	long len;
 
-	while ((len = next_line(f, buf, &too_long)) >= 0) {
+	/* A line cut short by a read error is not judged as a line. */
+	while ((len = next_line(f, buf, &too_long, &left)) >= 0 && !ferror(f)) {
 		enum fg_feed_line kind = FG_FEED_BAD;
 
 		line_no++;
@@ -159,23 +167,40 @@ int fg_feed_read_stream(const char *name, FILE *f, bool skip_errors, struct fg_f
 		if (list_append(list, &cidr))
 			return fg_fail(err, FG_ERR_SYSTEM, "out of memory reading %s", name);
 	}
+	if (len == -2)
+		return fg_fail_at(err, FG_ERR_CONFIG,
+				  "%s:%lu: larger than %llu MiB, more than any list "
+				  "of prefixes needs (expected a feed of at most that)",
+				  name, line_no + 1, FG_FEED_MAX_BYTES >> 20);
 	if (ferror(f))
-		return fg_fail(err, FG_ERR_SYSTEM, "cannot read %s: %s", name, strerror(errno));
+		return fg_fail_at(err, FG_ERR_CONFIG, "feed file %s: %s", name, strerror(errno));
 	return 0;
 }
 
-static int read_files(const struct fg_feed_files *files, struct fg_feed_list *list,
-		      struct fg_err *err)
+/* A feed file that cannot be opened or read: the config's FILE:LINE: of
+ * its `file =` before what went wrong, as every config error has. */
+static int feed_failed(const char *config, int line, struct fg_err *err)
+{
+	char what[FG_ERR_MSG_LEN];
+
+	snprintf(what, sizeof(what), "%s", err->msg);
+	fg_err_clear(err);
+	return fg_fail_at(err, FG_ERR_CONFIG, "%s:%d: %s", config, line, what);
+}
+
+static int read_files(const char *config, const struct fg_feed_files *files,
+		      struct fg_feed_list *list, struct fg_err *err)
 {
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < files->n; i++) {
 		int fd = fg_trusted_open(files->path[i], "feed file", err);
+		bool unreadable;
 		FILE *f;
 
 		if (fd < 0)
-			return -1;
+			return feed_failed(config, files->line[i], err);
 		f = fdopen(fd, "r");
 		if (!f) {
 			close(fd);
@@ -183,18 +208,24 @@ static int read_files(const struct fg_feed_files *files, struct fg_feed_list *li
 				       strerror(errno));
 		}
 		ret = fg_feed_read_stream(files->path[i], f, files->skip_errors, list, err);
+		/* A bad line names its own place, FEED:LINE:; a file that
+		 * cannot be read (a folder) is named from the config. */
+		unreadable = ret && ferror(f);
 		fclose(f);
+		if (unreadable)
+			return feed_failed(config, files->line[i], err);
 		if (ret)
 			return -1;
 	}
 	return 0;
 }
 
-int fg_feeds_read(const struct fg_config *cfg, struct fg_feeds *feeds, struct fg_err *err)
+int fg_feeds_read(const char *config, const struct fg_config *cfg, struct fg_feeds *feeds,
+		  struct fg_err *err)
 {
 	memset(feeds, 0, sizeof(*feeds));
-	if (read_files(&cfg->allow_files, &feeds->allow, err) ||
-	    read_files(&cfg->deny_files, &feeds->deny, err)) {
+	if (read_files(config, &cfg->allow_files, &feeds->allow, err) ||
+	    read_files(config, &cfg->deny_files, &feeds->deny, err)) {
 		fg_feeds_free(feeds);
 		return -1;
 	}
@@ -235,14 +266,31 @@ static int parse_feed_file(struct fg_parser *p, const struct fg_key *key, void *
 	return 0;
 }
 
-/* `file_errors = fail | skip`: what a bad line of the section's feeds does. */
+/* `file_errors = fail | skip`: what a bad line of the list's feeds does,
+ * for all of them, whichever of the list's sections sets it. Each
+ * [allow] or [deny] section applies the default as it starts: it keeps
+ * what an earlier section of the list set, and a second setting is an
+ * error rather than a silent change of the first's files. */
 static int parse_file_errors(struct fg_parser *p, const struct fg_key *key, void *base, char *v)
 {
+	struct fg_feed_files *files = p->files;
+	bool by_default = p->applying_default;
+
 	(void)key;
 	(void)base;
 	if (strcmp(v, "fail") && strcmp(v, "skip"))
 		return fg_cfg_fail(p, p->line, "bad file_errors '%s' (expected fail or skip)", v);
-	p->files->skip_errors = v[0] == 's';
+	if (*p->errors_line && by_default)
+		return 0;
+	if (*p->errors_line)
+		return fg_cfg_fail(
+			p, p->line,
+			"file_errors set twice for [%s] (expected it once: it applies to "
+			"all the list's files; first set at line %d)",
+			p->access_name, *p->errors_line);
+	files->skip_errors = v[0] == 's';
+	if (!by_default)
+		*p->errors_line = p->line;
 	return 0;
 }
 

@@ -21,6 +21,11 @@
  * the reader's memory stays bounded whatever the file holds. */
 #define FG_FEED_LINE_MAX 256
 
+/* The most bytes a feed file is read for: FG_MAX_FEED_PREFIXES lines of
+ * 64 bytes. What holds more (a device, or a file growing as it is read,
+ * under --insecure-config) fails in bounded time. */
+#define FG_FEED_MAX_BYTES (1ULL << 30)
+
 /* What one line of a feed is. */
 enum fg_feed_line {
 	FG_FEED_EMPTY,	   /* blank, or a comment */
@@ -48,15 +53,19 @@ struct fg_feeds {
 };
 
 /* Appends the prefixes of the feed `f`, named `name` in messages. A bad
- * line: -1 with "NAME:LINE: ..." in `err` (FG_ERR_CONFIG), unless
- * `skip_errors`. */
+ * line, or more than FG_FEED_MAX_BYTES: -1 with "NAME:LINE: ..." in `err`
+ * (FG_ERR_CONFIG), unless `skip_errors` (for a bad line). A read error:
+ * -1 with "feed file NAME: why" (FG_ERR_CONFIG), ferror(f) set. */
 int fg_feed_read_stream(const char *name, FILE *f, bool skip_errors, struct fg_feed_list *list,
 			struct fg_err *err);
 
 /* Reads every feed file of `cfg`'s [allow] and [deny], each through
  * fg_trusted_open as the config is. Returns 0, or -1 with `err`; `feeds`
- * is released either way on failure. */
-int fg_feeds_read(const struct fg_config *cfg, struct fg_feeds *feeds, struct fg_err *err);
+ * is released either way on failure. A file that cannot be opened or read
+ * fails as "CONFIG:LINE: feed file PATH: why", CONFIG naming the config
+ * and LINE its `file =`. */
+int fg_feeds_read(const char *config, const struct fg_config *cfg, struct fg_feeds *feeds,
+		  struct fg_err *err);
 
 void fg_feeds_free(struct fg_feeds *feeds);
 

@@ -55,7 +55,9 @@ static int start_section(struct fg_parser *p, unsigned int section, void *base)
 		if (!key->default_value)
 			continue;
 		snprintf(value, sizeof(value), "%s", key->default_value);
+		p->applying_default = true;
 		ret = key->type->parse(p, key, base, value);
+		p->applying_default = false;
 		if (ret)
 			return ret;
 	}
@@ -190,6 +192,7 @@ static int start_access(struct fg_parser *p, bool allow)
 	p->n_access = allow ? &cfg->n_allow : &cfg->n_deny;
 	p->access_name = allow ? "allow" : "deny";
 	p->files = allow ? &cfg->allow_files : &cfg->deny_files;
+	p->errors_line = allow ? &p->allow_errors_line : &p->deny_errors_line;
 	return start_section(p, FG_IN_ACCESS, cfg);
 }
 

@@ -364,7 +364,9 @@ static int parse_redis(struct fg_parser *p, const struct fg_key *key, void *base
 	} else if (memchr(v, ':', host_len)) {
 		return bad_redis(p, v); /* a bare IPv6 address: which colon is the port's? */
 	}
-	if (!host_len || host_len >= sizeof(fleet->host) ||
+	/* A bracket left in the host ([::1]]:1) would reach the resolver. */
+	if (!host_len || host_len >= sizeof(fleet->host) || memchr(host, '[', host_len) ||
+	    memchr(host, ']', host_len) ||
 	    fg_parse_uint(colon + 1, strlen(colon + 1), 65535, &port) || !port)
 		return bad_redis(p, v);
 	memcpy(fleet->host, host, host_len);
@@ -443,6 +445,11 @@ static int parse_flags(struct fg_parser *p, const struct fg_key *key, void *base
 					   word_list(choice->names, expected, sizeof(expected)));
 		bits |= choice->values[i];
 	}
+	/* `origins = ,` would read as no origin, which origins' "not set"
+	 * (every origin) cannot tell apart. */
+	if (!bits)
+		return fg_cfg_fail(p, p->line, "%s names none (expected a list of %s)", key->name,
+				   word_list(choice->names, expected, sizeof(expected)));
 	fg_field_set(base, key->offset, key->size, bits);
 	return 0;
 }

@@ -107,12 +107,12 @@ static const struct fg_uint_range synproxy_wscale = {0, FG_SYNPROXY_MAX_WSCALE};
 
 static const struct fg_rate_or_off new_sources = {
 	.max = FG_MAX_PACKET_RATE_PER_S,
-	.example = "a rate of new sources such as 50000/s",
+	.example = "a rate of new sources such as 50000/s, up to 1000000000/s",
 	.period_offset = offsetof(struct fg_config, new_sources_period_ns),
 };
 static const struct fg_rate_or_off synacks = {
 	.max = FG_MAX_PACKET_RATE_PER_S,
-	.example = "a rate of SYN-ACKs such as 100000/s",
+	.example = "a rate of SYN-ACKs such as 100000/s, up to 1000000000/s",
 	.period_offset = offsetof(struct fg_synproxy_conf, synacks_period_ns),
 };
 static const struct fg_rate_or_off events = {
@@ -305,7 +305,7 @@ const struct fg_key fg_keys[] = {
 	 .default_value = "off", .example = "100000/s"},
 
 	/* Feed files of [allow] and [deny] (config/feedfile.c), read when the
-	 * policy is compiled; file_errors applies to the section's files. */
+	 * policy is compiled; file_errors applies to all the list's files. */
 	{"file", .sections = FG_IN_ACCESS, .type = &fg_type_feed_file,
 	 .example = "/etc/floodgate/drop.netset", .default_doc = "none", .repeatable = true},
 	{"file_errors", .sections = FG_IN_ACCESS, .type = &fg_type_file_errors,

@@ -31,6 +31,11 @@ struct fg_parser {
 	unsigned int *n_access;
 	const char *access_name;
 	struct fg_feed_files *files;
+	/* Where the list's file_errors was set (0 = not set): one setting a
+	 * list, in any of its sections. errors_line points at one of the two. */
+	int allow_errors_line, deny_errors_line, *errors_line;
+	/* While a section's start applies a key's default, not a line. */
+	bool applying_default;
 	int first_fleet_scope; /* line of the first scope = fleet, 0 = none */
 	const char *rate_text; /* rate as written, once the policy has one */
 	/* burst as written, until the rate says packets or bytes */

@@ -50,9 +50,6 @@ int fg_cfg_check_crowdsec(struct fg_parser *p)
 		return fg_cfg_fail(p, cs->line,
 				   "[crowdsec] has no api_key_file (expected api_key_file = PATH, "
 				   "the file holding the key of 'cscli bouncers add floodgate')");
-	if (!cs->scopes)
-		return fg_cfg_fail(p, key_line(p, FG_IN_CROWDSEC, "scopes"),
-				   "scopes names no scope (expected ip, range or both)");
 	return 0;
 }
 

@@ -204,8 +204,12 @@ int fg_parse_event_rate(const char *text, __u64 max, __u64 *count, __u64 *period
 	if (!slash)
 		return -EINVAL;
 	u = fg_find_period_unit(slash + 1, strlen(slash + 1));
-	if (!u || fg_parse_uint(text, (size_t)(slash - text), max, &n) || n == 0)
+	if (!u || fg_parse_uint(text, (size_t)(slash - text), UINT64_MAX, &n) || n == 0)
 		return -EINVAL;
+	/* COUNT is also the burst, so it is bounded in any unit; and the rate
+	 * a second, so that 1000000/ms is not 10^9 a second. */
+	if (n > max || (unsigned __int128)n * FG_NS_PER_S > (unsigned __int128)max * u->mult)
+		return -ERANGE;
 	*count = n;
 	*period_ns = u->mult;
 	return 0;
@@ -339,6 +343,19 @@ int fg_parse_cidr_len(const char *s, size_t len, struct fg_cidr *cidr, struct fg
 		return fault(err, FG_HOST_BITS, s, len);
 	}
 	return 0;
+}
+
+void fg_cidr_unmap_ipv4(struct fg_cidr *cidr)
+{
+	static const __u8 mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	if (cidr->family != FG_FAMILY_IPV6 || cidr->prefix_len < 96 ||
+	    memcmp(cidr->addr, mapped_prefix, sizeof(mapped_prefix)))
+		return;
+	cidr->family = FG_FAMILY_IPV4;
+	cidr->prefix_len -= 96;
+	memmove(cidr->addr, cidr->addr + 12, 4);
+	memset(cidr->addr + 4, 0, 12);
 }
 
 int fg_parse_cidr(const char *text, struct fg_cidr *cidr)

@@ -102,8 +102,9 @@ const struct fg_unit *fg_find_period_unit(const char *s, size_t len);
  * spaces allowed around the '/'. */
 int fg_parse_rate(const char *text, struct fg_rate *rate, struct fg_value_error *err);
 
-/* N/PERIOD with a bare count of 1..max per ms, s, min or h (no N before the
- * period): new_sources = 50000/s. */
+/* N/PERIOD with a bare count per ms, s, min or h (no N before the period):
+ * new_sources = 50000/s. The count is at most `max`, and so is the rate a
+ * second (-ERANGE past either); -EINVAL for anything else wrong. */
 int fg_parse_event_rate(const char *text, __u64 max, __u64 *count, __u64 *period_ns);
 
 /* A packet count, or bytes with a unit from FG_BYTE_UNIT_LIST. */
@@ -118,11 +119,20 @@ int fg_parse_port_range(const char *s, size_t len, struct fg_port_range *range,
 			struct fg_value_error *err);
 
 /* ADDR or ADDR/LEN, IPv4 or IPv6, host bits clear. On error `cidr->family`
- * says which family the address looked like. */
+ * says which family the address looked like. An IPv4-mapped prefix
+ * (::ffff:a.b.c.d) stays IPv6: the datapath keys an IPv6 packet by its
+ * whole source, so in a list it matches IPv6 packets with such a source
+ * (::ffff:0:0/96 in the IPv6 bogon lists), never an IPv4 packet. */
 int fg_parse_cidr_len(const char *s, size_t len, struct fg_cidr *cidr, struct fg_value_error *err);
 
 /* The same for a whole string, when the reason does not matter. */
 int fg_parse_cidr(const char *text, struct fg_cidr *cidr);
+
+/* An IPv4-mapped IPv6 prefix, /96 or longer, made the IPv4 prefix it maps,
+ * for an address taken from a log (`floodgate ban ::ffff:192.0.2.7`, as a
+ * dual-stack socket writes an IPv4 peer), which means the IPv4 host. Any
+ * other prefix is left as it is. */
+void fg_cidr_unmap_ipv4(struct fg_cidr *cidr);
 
 /* The config's names of enum fg_algorithm, indexed by value, NULL-ended. */
 extern const char *const fg_algorithm_names[];

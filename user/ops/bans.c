@@ -20,22 +20,6 @@
 #include "ops/bans.h"
 #include "ops/banstore.h"
 
-/* An IPv4-mapped IPv6 prefix (::ffff:a.b.c.d, /96 or longer) is the IPv4
- * prefix it maps: the datapath keys IPv4 sources as IPv4, so a ban of the
- * mapped form would never match. */
-static void unmap_ipv4(struct fg_cidr *cidr)
-{
-	static const __u8 mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-
-	if (cidr->family != FG_FAMILY_IPV6 || cidr->prefix_len < 96 ||
-	    memcmp(cidr->addr, mapped_prefix, sizeof(mapped_prefix)))
-		return;
-	cidr->family = FG_FAMILY_IPV4;
-	cidr->prefix_len -= 96;
-	memmove(cidr->addr, cidr->addr + 12, 4);
-	memset(cidr->addr + 4, 0, 12);
-}
-
 /* ADDR/LEN as `bans` prints it. */
 static void cidr_text(const struct fg_cidr *cidr, char *buf, size_t size)
 {
@@ -56,7 +40,9 @@ static int parse_target(const char *text, struct fg_cidr *cidr, struct fg_ban_pr
 	if (!fg_parse_cidr_len(text, strlen(text), cidr, &fault)) {
 		__u8 family = cidr->family;
 
-		unmap_ipv4(cidr);
+		/* A ban's address comes from a log: the IPv4 host a dual-stack
+		 * server wrote as ::ffff:a.b.c.d. */
+		fg_cidr_unmap_ipv4(cidr);
 		if (family == cidr->family)
 			snprintf(shown->text, sizeof(shown->text), "%s", text);
 		else

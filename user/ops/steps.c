@@ -53,7 +53,7 @@ int fg_step_compile(struct fg_config *cfg, const char *path, __u32 slot, struct 
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return fg_fail(err, FG_ERR_SYSTEM, "out of memory compiling the policies");
-	if (fg_feeds_read(cfg, &feeds, err))
+	if (fg_feeds_read(name, cfg, &feeds, err))
 		return -1;
 	ret = fg_policy_compile_feeds(cfg, &feeds, slot, *out);
 	if (!ret) {

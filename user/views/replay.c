@@ -84,7 +84,7 @@ static int read_config(const char *path, struct fg_config *cfg, struct fg_compil
 	if (fg_config_parse_file(path, cfg, stderr))
 		return fg_fail(err, FG_ERR_CONFIG, "%s", "");
 	/* The feed files too: a replay judges by the lists a load would. */
-	if (fg_feeds_read(cfg, &feeds, err))
+	if (fg_feeds_read(path, cfg, &feeds, err))
 		return -1;
 	rc = fg_policy_compile_feeds(cfg, &feeds, 0, compiled);
 	fg_feeds_free(&feeds);
