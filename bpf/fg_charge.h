@@ -443,9 +443,10 @@ static __always_inline int fg_charge_source4(const struct fg_policy *policy, int
 	void *unnoted = NULL;
 	int admitted;
 
-	if (cached && !fg_drop_sampled(gstats) &&
+	if (cached && !clock->refusal_asked && !fg_drop_sampled(gstats) &&
 	    fg_refusal_cached(&key4, clock, cost, gcra, gstats, generation))
 		return 0;
+	clock->refusal_asked = 0; /* the walk's mark is the first layer's only */
 	if (fg_budget_in_force() && !fg_presence_maybe(&key4, fg_presence_gen_at(clock)))
 		unnoted = &known4;
 	else

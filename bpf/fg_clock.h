@@ -93,7 +93,10 @@ struct fg_clock {
 	__u64 coarse; /* the coarse reading, from the packet's start; 0 without the shortcut */
 	/* Not a time: set while the layer being applied owes events
 	 * (bpf/fg_events.h), read at its end in the line of the times. */
-	__u64 owes_events;
+	__u32 owes_events;
+	/* Not a time: set while the first layer's charge need not ask the
+	 * refusal cache, which fg_cached_refusal asked in vain. */
+	__u32 refusal_asked;
 };
 
 static __always_inline __u64 fg_clock_now(struct fg_clock *clock)

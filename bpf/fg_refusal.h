@@ -37,37 +37,41 @@ static __always_inline bool fg_refusal_stale(const struct fg_refusal *seen, __u6
 	       (__u32)gstats->sources_created - seen->created >= fg_refusal_churn_limit;
 }
 
-/*
- * Would the source's state refuse this packet? Answered from the cache
- * when this CPU refused the source moments ago: the GCRA refuses against
- * the TAT seen then, so it refuses against the state's, which can only be
- * later (admissions move it forward, refusals do not move it). The GCRA is
- * the policy's as it is now; `generation` is its set's tag. The second way
- * is compared only when the first holds another key, in the line already
+/* The source's entry in the refusal cache, or NULL. The second way is
+ * compared only when the first holds another key, in the line already
  * read: a source alone in its set is found where a direct-mapped cache
- * would have it, at no more cost. Inlined in its one caller, which has
- * this CPU's global stats at hand: as a global function, with its own
- * lookups, a refusal took ~3 ns more (docs/design-costs.md, "What each
- * per-packet step costs").
- */
-static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4,
-					     struct fg_clock *clock, __u64 cost,
-					     const struct fg_gcra_params *gcra,
-					     const struct fg_global_stats *gstats, __u32 generation)
+ * would have it, at no more cost. */
+static __always_inline const struct fg_refusal *fg_refusal_entry(const struct fg_source4_key *key4)
 {
 	__u32 index = fg_refusal_index(key4);
 	struct fg_refusal_set *set = bpf_map_lookup_elem(&refusals, &index);
-	const struct fg_refusal *seen;
-	__u64 unused;
 
 	if (!set)
-		return 0;
-	seen = &set->way[0];
-	if (!fg_same_key4(&seen->key, key4)) {
-		seen = &set->way[1];
-		if (!fg_same_key4(&seen->key, key4))
-			return 0;
-	}
+		return NULL;
+	if (fg_same_key4(&set->way[0].key, key4))
+		return &set->way[0];
+	if (fg_same_key4(&set->way[1].key, key4))
+		return &set->way[1];
+	return NULL;
+}
+
+/*
+ * Would the source's state refuse this packet, as the cache entry `seen`
+ * says? It does when this CPU refused the source moments ago: the GCRA
+ * refuses against the TAT seen then, so it refuses against the state's,
+ * which can only be later (admissions move it forward, refusals do not
+ * move it). The GCRA is the policy's as it is now; `generation` is its
+ * set's tag. Apart from fg_refusal_entry so that a caller evaluates the
+ * cost and the tag after the entry's lookup, not held across it
+ * (fg_cached_refusal, in fg_xdp's frame).
+ */
+static __always_inline int fg_refusal_refuses(const struct fg_refusal *seen, struct fg_clock *clock,
+					      __u64 cost, const struct fg_gcra_params *gcra,
+					      const struct fg_global_stats *gstats,
+					      __u32 generation)
+{
+	__u64 unused;
+
 	if (fg_refusal_stale(seen, fg_clock_latest(clock), gstats, generation))
 		return 0;
 	/* A source whose next token is nearer than the coarse clock's lag
@@ -81,6 +85,21 @@ static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4,
 	if (fg_test_clock)
 		fg_test_cached_refusals++;
 	return 1;
+}
+
+/* Whether the refusal cache refuses the packet for the source's state
+ * (fg_refusal_refuses). Inlined in its callers, which have this CPU's
+ * global stats at hand: as a global function, with its own lookups, a
+ * refusal took ~3 ns more (docs/design-costs.md, "What each per-packet
+ * step costs"). */
+static __always_inline int fg_refusal_cached(const struct fg_source4_key *key4,
+					     struct fg_clock *clock, __u64 cost,
+					     const struct fg_gcra_params *gcra,
+					     const struct fg_global_stats *gstats, __u32 generation)
+{
+	const struct fg_refusal *seen = fg_refusal_entry(key4);
+
+	return seen && fg_refusal_refuses(seen, clock, cost, gcra, gstats, generation);
 }
 
 /* Fills the source's cache entry after a refusal by its state: the way that

@@ -140,6 +140,19 @@ mutant refusal-cache-unaligned bpf/fg_maps.h '^test_prog$' \
 	'__type(key, __u32);
 	__type(value, struct fg_refusal_set);' \
 	"the refusals cache starts mid-line (not mmapable), half its entries straddling two cache lines"
+mutant cached-refusal-ignores-action bpf/floodgate.bpf.c '^test_prog$' \
+	'if (pkt->family != FG_FAMILY_IPV4 || policy->action != FG_ACTION_DROP ||' \
+	'if (pkt->family != FG_FAMILY_IPV4 ||' \
+	"the walk's refusal from the cache drops for a monitor layer too, and never bans for a ban layer"
+mutant cached-refusal-uncounted bpf/floodgate.bpf.c '^test_prog$' \
+	'pstats->matched_bytes += pkt_len;
+	pstats->dropped_packets++;' \
+	'pstats->dropped_packets++;' \
+	"a refusal from the cache in the walk's frame leaves the layer's matched bytes uncounted"
+mutant refusal-asked-never-cleared bpf/fg_charge.h '^test_prog$' \
+	'	clock->refusal_asked = 0;' \
+	'' \
+	"after the walk's miss in the refusal cache, no later layer of the packet asks the cache: each of its refusals looks its state up"
 mutant ban-max-uncapped-by-default user/config/validate.c '^test_prog$' \
 	'pol->ban_max_ns = pol->ban_ns;' \
 	'pol->ban_max_ns = 30 * 86400ULL * 1000000000ULL;' \

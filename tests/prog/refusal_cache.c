@@ -44,6 +44,11 @@ FG_PROG_TEST(test_refusal_cache)
 	assert_in_range(cached + sampled, 999, 1000);
 	assert_in_range(sampled, 2, 40);
 	assert_int_equal(policy_stats(skel, 0).dropped_packets, 1000);
+	/* a refusal from the cache is counted as the layer's call counts one
+	 * (fg_cached_refusal): the frame is 14 + 20 + 8 bytes */
+	assert_int_equal(policy_stats(skel, 0).matched_packets, 1002);
+	assert_int_equal(policy_stats(skel, 0).matched_bytes, 1002 * 42);
+	assert_int_equal(policy_stats(skel, 0).dropped_bytes, 1000 * 42);
 
 	/* TAT = T0 + 200 ms, tau = 200 ms: one token at T0 + 100 ms, not 1 ns before */
 	assert_int_equal(xdp_at(skel, T0 + 100 * MS - 1, &udp_a), XDP_DROP);
@@ -128,6 +133,26 @@ FG_PROG_TEST(test_refusal_cache_near_limit_on_precise_clock)
  * FG_REFUSAL_SETS, in a map that can be mapped, which is what starts its
  * values at a page (bpf/fg_maps.h: a 64-byte set is then one cache line).
  * A source CPU 0 refused is in CPU 0's part, once. */
+/* The walk asks the cache for the first layer before its call
+ * (fg_cached_refusal), and the call's charge does not ask again after a
+ * miss: a later layer's charge still asks for its own refusals. Here the
+ * first layer admits everything and the second refuses a hot source. */
+FG_PROG_TEST(test_refusal_cache_serves_a_later_layer)
+{
+	struct floodgate_bpf *skel = load_with("[policy wide]\nmatch = udp\nrate = 1000000/s\n"
+					       "[policy p]\nmatch = udp\nrate = 10/s\nburst = 2\n");
+	cpu_set_t all = stay_on_cpu0();
+
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 2), 2);
+	assert_int_equal(xdp_passed(skel, T0, &udp_a, 1000), 0);
+	/* all but the first refusal and those the drop count samples */
+	assert_true(skel->bss->fg_test_cached_refusals >= 900);
+	assert_int_equal(policy_stats(skel, 0).passed_packets, 1002);
+	assert_int_equal(policy_stats(skel, 1).dropped_packets, 1000);
+	sched_setaffinity(0, sizeof(all), &all);
+	release_skel(skel);
+}
+
 FG_PROG_TEST(test_refusal_cache_layout)
 {
 	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = udp\nrate = 1/min\n");
