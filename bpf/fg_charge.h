@@ -426,7 +426,9 @@ static __always_inline void fg_promote(const struct fg_source4_key *key4,
  * the one refusal in FG_DROP_SAMPLE that the per-source count samples:
  * that one, and any after FG_REFUSAL_REFRESH_NS, looks the state up, which
  * keeps its drop count, last_seen and LRU recency, and refreshes the
- * cache. A source the presence filter has not noted lately is put to the
+ * cache. At XDP the walk has asked the cache for the packet's first layer
+ * already (fg_cached_refusal): after its miss, this charge does not ask
+ * again. A source the presence filter has not noted lately is put to the
  * new-source budget first, and refused without either lookup if it finds
  * the budget spent: that is a spoofed flood's every packet. */
 static __always_inline int fg_charge_source4(const struct fg_policy *policy, int budgeted,

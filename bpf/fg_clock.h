@@ -86,8 +86,9 @@ static __always_inline __u64 fg_now(void)
  * are past 0 once the host is up (a 0 would only be read again, and be the
  * same 0), and the flags' 8 bytes took fg_tc's deepest call chain past
  * the 512-byte stack of 6.1, which rounds each frame up to 32 (README,
- * Kernels). With owes_events, fg_tc's frame is 208 bytes, rounded to 224:
- * 24 bytes more on it would cost the chain 32. */
+ * Kernels). fg_xdp's frame is 224 bytes and its deepest chain 512 of
+ * 512 (round 14 of issue 25, docs/benchmarks.md): 8 bytes more on this
+ * struct take fg_xdp past 6.1's limit. */
 struct fg_clock {
 	__u64 now;    /* the precise time, once read; 0 until then */
 	__u64 coarse; /* the coarse reading, from the packet's start; 0 without the shortcut */

@@ -139,12 +139,13 @@ __noinline int fg_apply_layer(__u64 layer_and_len, const struct fg_packet *pkt,
  * call's return was a third to a half of the program's samples in every
  * profile (docs/benchmarks.md, round 11: under "Safe RET" each return
  * mispredicts). Taken only where fg_apply's outcome would be the same to
- * the letter: an IPv4 source of a GCRA policy that drops (a monitor's or a
- * ban's refusal does more), at local scope (no fleet hold, not the host
- * table), and not the refusal FG_DROP_SAMPLE samples, which looks the
- * state up. At XDP only: in fg_tc it took 6.18's verifier from 231k to
- * 443k instructions, and 6.1's walks two to three times as many
- * (docs/kernels.md), where fg_xdp's grew by 1k.
+ * the letter: an IPv4 source, keyed by its address (not per = global),
+ * of a GCRA policy that drops (a monitor's or a ban's refusal does more),
+ * at local scope (no fleet hold, not the host table), and not the refusal
+ * FG_DROP_SAMPLE samples, which looks the state up. At XDP only: in
+ * fg_tc it took 6.18's verifier from 231k to 443k instructions, and
+ * 6.1's walks two to three times as many (docs/kernels.md), where
+ * fg_xdp's grew by 1k.
  */
 static __always_inline bool fg_cached_refusal(const struct fg_policy_set *set, __u32 slot,
 					      __u32 index, const struct fg_packet *pkt,

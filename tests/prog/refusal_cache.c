@@ -128,11 +128,6 @@ FG_PROG_TEST(test_refusal_cache_near_limit_on_precise_clock)
 	release_skel(skel);
 }
 
-/* The layout docs/bpftool.md gives `refusals`: FG_REFUSAL_SETS sets of
- * FG_REFUSAL_WAYS entries for each possible CPU, CPU n's from n ×
- * FG_REFUSAL_SETS, in a map that can be mapped, which is what starts its
- * values at a page (bpf/fg_maps.h: a 64-byte set is then one cache line).
- * A source CPU 0 refused is in CPU 0's part, once. */
 /* The walk asks the cache for the first layer before its call
  * (fg_cached_refusal), and the call's charge does not ask again after a
  * miss: a later layer's charge still asks for its own refusals. Here the
@@ -153,6 +148,11 @@ FG_PROG_TEST(test_refusal_cache_serves_a_later_layer)
 	release_skel(skel);
 }
 
+/* The layout docs/bpftool.md gives `refusals`: FG_REFUSAL_SETS sets of
+ * FG_REFUSAL_WAYS entries for each possible CPU, CPU n's from n ×
+ * FG_REFUSAL_SETS, in a map that can be mapped, which is what starts its
+ * values at a page (bpf/fg_maps.h: a 64-byte set is then one cache line).
+ * A source CPU 0 refused is in CPU 0's part, once. */
 FG_PROG_TEST(test_refusal_cache_layout)
 {
 	struct floodgate_bpf *skel = load_with("[policy p]\nmatch = udp\nrate = 1/min\n");
