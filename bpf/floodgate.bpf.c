@@ -45,6 +45,16 @@
 #include "fg_charge.h"
 #include "fg_synproxy.h"
 
+/* What the packet costs a layer: its length (at most FG_MAX_COST) under a
+ * byte limit, else the wire packets it stands for. */
+static __always_inline __u64 fg_layer_cost(const struct fg_policy *policy,
+					   const struct fg_packet *pkt, __u64 pkt_len)
+{
+	if (policy->flags & FG_POLICY_BYTES)
+		return pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
+	return pkt->segments;
+}
+
 /* Applies one policy to the packet and counts the outcome. Returns
  * FG_VERDICT_PASS, FG_VERDICT_DROP or FG_VERDICT_DROP_AND_BAN. */
 static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot, __u32 index,
@@ -56,7 +66,7 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
 	struct fg_policy_stats *pstats = bpf_map_lookup_elem(&policy_stats, &stats_index);
 	struct fg_fleet_state *fleet = NULL;
 	struct fg_source_key key = {};
-	__u64 cost = pkt->segments;
+	__u64 cost = fg_layer_cost(policy, pkt, pkt_len);
 	bool fleet_refused = false;
 	int admitted;
 
@@ -64,8 +74,6 @@ static __always_inline int fg_apply(const struct fg_policy_set *set, __u32 slot,
 		return FG_VERDICT_PASS;
 	if (policy->flags & FG_POLICY_FLEET)
 		fleet = bpf_map_lookup_elem(&fleet_state, FG_FIRST_ENTRY);
-	if (policy->flags & FG_POLICY_BYTES)
-		cost = pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
 	pstats->matched_packets++;
 	pstats->matched_bytes += pkt_len;
 
@@ -179,9 +187,7 @@ static __always_inline bool fg_cached_refusal(const struct fg_policy_set *set, _
 	clock->refusal_asked = !seen;
 	if (!seen)
 		return false;
-	cost = pkt->segments;
-	if (policy->flags & FG_POLICY_BYTES)
-		cost = pkt_len > FG_MAX_COST ? FG_MAX_COST : pkt_len;
+	cost = fg_layer_cost(policy, pkt, pkt_len);
 	if (!fg_refusal_refuses(seen, clock, cost, &policy->params.token_bucket, gstats,
 				set->generation))
 		return false;
